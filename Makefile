@@ -1,0 +1,67 @@
+# ascendfleet.llm — one entry point for everything a developer or CI runs.
+#   make demo   deploy to the simulated Ascend fleet and print the endpoints
+#   make test   everything CI checks (lint, sanity, unit, build round-trip, molecule)
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV ?= $(CURDIR)/.venv
+BIN := $(VENV)/bin
+export PATH := $(BIN):$(PATH)
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export ANSIBLE_FORCE_COLOR ?= 0
+export PY_COLORS ?= 0
+
+.PHONY: help setup venv docker lint sanity unit build-check molecule test demo demo-down \
+        sim-up sim-down bench clean
+
+help: ## Show the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
+
+setup: venv ## Python toolchain in .venv (pinned in requirements-dev.txt)
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements-dev.txt
+	scripts/setup-venv.sh "$(VENV)"
+	@touch $@
+
+docker: venv ## Docker Engine + Compose v2 (installs and starts them if missing)
+	scripts/ensure-docker.sh "$(VENV)"
+
+lint: venv ## yamllint, ansible-lint (production profile), changelog lint
+	yamllint --strict .
+	ansible-lint --offline
+	antsibull-changelog lint
+	$(BIN)/python scripts/check-argument-specs.py
+
+sanity: venv ## ansible-test sanity on a copy under .build/ansible_collections/ascendfleet/llm
+	scripts/sanity.sh
+
+unit: venv ## pytest unit tests
+	$(BIN)/python -m pytest tests/unit
+
+build-check: venv ## ansible-galaxy collection build + install round-trip
+	scripts/build-check.sh
+
+molecule: venv docker ## every molecule scenario
+	scripts/molecule-all.sh
+
+test: lint sanity unit build-check molecule ## everything CI checks
+	@echo "make test: all checks passed"
+
+demo: venv docker ## bring up the simulated fleet and deploy Qwen to it
+	scripts/demo.sh
+
+demo-down: sim-down ## tear the demo down
+
+sim-up: venv docker ## start the simulated Ascend fleet
+	scripts/sim.sh up
+
+sim-down: ## remove the simulated Ascend fleet
+	scripts/sim.sh down
+
+bench: venv docker ## benchmarks against a floor measured in the same run
+	scripts/bench.sh
+
+clean: ## remove build artefacts (keeps .venv and cached images)
+	rm -rf .build reports tests/output *.tar.gz

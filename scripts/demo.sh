@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make demo: bring up the simulated Ascend fleet, deploy Qwen to it with the real playbook,
+# then print what was deployed and how to call it. Refuses, naming what is missing, when a
+# piece it needs does not exist yet.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+missing=()
+[ -x tests/sim/fleet.sh ] || missing+=("the simulated Ascend fleet (tests/sim/fleet.sh, issue 'Simulated Ascend fleet')")
+[ -f inventories/sim/hosts.yml ] || missing+=("the simulated fleet's inventory (inventories/sim/hosts.yml)")
+for role in npu_verify model_prefetch vllm_compose; do
+  [ -f "roles/$role/tasks/main.yml" ] || missing+=("role $role (roles/$role)")
+done
+[ -f playbooks/deploy_qwen.yml ] || missing+=("the playbook playbooks/deploy-qwen.yml")
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "make demo cannot run yet; missing:" >&2
+  printf '  - %s\n' "${missing[@]}" >&2
+  exit 2
+fi
+tests/sim/fleet.sh up
+ansible-playbook playbooks/deploy-qwen.yml -i inventories/sim/hosts.yml "$@"
+tests/sim/fleet.sh endpoints
