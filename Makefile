@@ -38,7 +38,7 @@ sanity: venv ## ansible-test sanity on a copy under .build/ansible_collections/a
 	scripts/sanity.sh
 
 unit: venv ## pytest unit tests
-	$(BIN)/python -m pytest tests/unit
+	$(BIN)/python -m pytest
 
 build-check: venv ## ansible-galaxy collection build + install round-trip
 	scripts/build-check.sh
