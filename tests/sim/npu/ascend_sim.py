@@ -516,6 +516,61 @@ def _die_id(kind, device):
     return "%08X 20B03704 4A10C8D4 14CC040A D2102003" % ((base + device) & 0xFFFFFFFF)
 
 
+# --------------------------------------------------------------- host files
+def _line_key(version, table):
+    """The entry of `table` for the release line of `version` (newest not newer)."""
+    def num(text):
+        return tuple(int(x) for x in re.findall(r"\d+", text)[:2])
+    wanted = num(version)
+    keys = sorted(table, key=num)
+    best = keys[0]
+    for key in keys:
+        if num(key) <= wanted:
+            best = key
+    return best
+
+
+def driver_version_info(profile):
+    """/usr/local/Ascend/driver/version.info (format of driver-version.info-*)."""
+    drv = profile["driver"]
+    version = drv["version"]
+    hal, inner, compat, compat_fw = DRIVER_LINES[_line_key(version, DRIVER_LINES)]
+    lines = ["Version=" + version,
+             "ascendhal_version=" + drv.get("ascendhal_version", hal),
+             "aicpu_version=1.0", "tdt_version=1.0", "log_version=1.0", "prof_version=2.0",
+             "dvppkernels_version=1.1", "tsfw_version=1.0",
+             "Innerversion=" + drv.get("innerversion", inner),
+             "compatible_version=" + drv.get("compatible_version", compat),
+             "compatible_version_fw=" + drv.get("compatible_version_fw", compat_fw)]
+    package = drv.get("package_version", version)
+    if package is not None:  # 24.1.rc1 (doc) has no package_version line
+        lines.append("package_version=" + package)
+    return "\n".join(lines) + "\n"
+
+
+def firmware_version_info(profile):
+    """/usr/local/Ascend/firmware/version.info (format of firmware-version.info-*)."""
+    fw = profile["firmware"]
+    line = _line_key(fw["version"], FIRMWARE_LINES)
+    return "\n".join([
+        "Version=" + fw["version"],
+        "firmware_version=1.0",
+        "package_version=" + fw.get("package_version", profile["driver"]["version"]),
+        "compatible_version_drv=" + fw.get("compatible_version_drv", FIRMWARE_LINES[line]),
+    ]) + "\n"
+
+
+def ascend_install_info(profile):
+    """/etc/ascend_install.info (format of etc-ascend_install.info-driver-firmware-full-*)."""
+    user = profile.get("install_user", "HwHiAiUser")
+    return "\n".join([
+        "UserName=" + user, "UserGroup=" + user,
+        "Driver_Install_Type=full", "Driver_Install_Path_Param=/usr/local/Ascend",
+        "Driver_Install_For_All=yes", "Driver_Install_Mode=normal",
+        "Firmware_Install_Type=full", "Firmware_Install_Path_Param=/usr/local/Ascend",
+    ]) + "\n"
+
+
 # ------------------------------------------------------------------ npu-smi
 def _invalid(which):
     text = {"i": "Invalid card id.\nError parameter of -i\n",
