@@ -710,7 +710,7 @@ def set_compose_hidden(hidden):
 FAULT_USAGE = """usage: npu-sim-fault <command>
   warning N             chip with /dev/davinciN reports Health Warning
   alarm N | critical N  same with Alarm / Critical
-  ok N                  chip N back to the profile's health
+  ok N                  chip N reports OK (also over a profile's Warning)
   dcmi on|off           npu-smi fails like an unloaded driver (ret is -8005)
   remove-device N       delete /dev/davinciN
   restore-device N      recreate /dev/davinciN
@@ -740,10 +740,7 @@ def npu_sim_fault(argv):
     if cmd in ("warning", "alarm", "critical"):
         state["health"][str(device_arg())] = cmd.capitalize()
     elif cmd == "ok":
-        dev = device_arg()
-        state["health"].pop(str(dev), None)
-        if str(dev) in {str(k) for k in profile["faults"].get("health", {})}:
-            state["health"][str(dev)] = "OK"
+        state["health"][str(device_arg())] = "OK"
     elif cmd == "dcmi" and len(argv) == 2 and argv[1] in ("on", "off"):
         state["dcmi"] = argv[1] == "on"
     elif cmd == "remove-device":
