@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -IS
 """Ascend NPU host simulator (test infrastructure, never shipped).
 
 One self-contained Python 3.11 standard-library file. host-init copies it to
