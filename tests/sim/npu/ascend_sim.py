@@ -680,6 +680,7 @@ def make_device(name, major, minor, use_mknod):
         except FileNotFoundError:
             pass
         os.mknod(path, 0o660 | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(path, 0o660)  # not reduced by the umask
     else:
         # tmp root / not root: a regular file records what would be created
         os.makedirs(os.path.dirname(path), exist_ok=True)
