@@ -144,3 +144,29 @@ def test_fault_dcmi_profile_makes_the_installed_npu_smi_fail(tmp_path):
                           "info"], env=env, capture_output=True, text=True, check=False)
     assert out.returncode != 0
     assert out.stdout.endswith("dcmi module initialize failed. ret is -8005\n")
+
+
+def test_npu_smi_mounted_into_a_container_shows_the_mapped_chips(tmp_path):
+    # a container gets npu-smi and the driver's lib64/ (with the profile copy)
+    # mounted, plus /dev/davinci2 and /dev/davinci3; no /etc/ascendfleet-sim
+    proc, host = st.host_init(tmp_path, "seed-910b2")
+    assert proc.returncode == 0, proc.stderr
+    ctr = tmp_path / "container"
+    lib64 = "usr/local/Ascend/driver/lib64"
+    (ctr / lib64).mkdir(parents=True)
+    (ctr / "dev").mkdir()
+    for name in os.listdir(os.path.join(str(host), lib64)):
+        (ctr / lib64 / name).write_bytes((host / lib64 / name).read_bytes())
+    for dev in ("davinci2", "davinci3", "davinci_manager"):
+        (ctr / "dev" / dev).write_text("", encoding="utf-8")
+    env = dict(os.environ, ASCENDFLEET_SIM_ROOT=str(ctr),
+               ASCENDFLEET_SIM_DOCKER_SOCK=str(tmp_path / "absent.sock"))
+    env.pop("ASCENDFLEET_SIM_NPU_PROFILE", None)
+    env.pop("ASCENDFLEET_SIM_DOCKER_FAKE", None)
+    out = subprocess.run([sys.executable, os.path.join(str(host), "usr/local/bin/npu-smi"),
+                          "info"], env=env, capture_output=True, text=True, check=True).stdout
+    lines = st.sample("910B2-25.2.1-8cards-4busy-vllm-tp-from-seed.txt").splitlines()
+    # header (6 lines), NPU 2 and 3 blocks (3 lines each), process header (3 lines),
+    # NPU 2 and 3 process rows with their separators
+    expected = lines[0:6] + lines[12:18] + lines[30:33] + lines[37:41]
+    assert out.splitlines() == expected

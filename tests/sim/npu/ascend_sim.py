@@ -22,6 +22,9 @@ import re
 import sys
 
 PROFILE_DEFAULT = "etc/ascendfleet-sim/profile.json"
+# a copy in the driver's lib64/, which compose files mount into containers: npu-smi
+# mounted into a container then shows the chips whose /dev/davinciN it can see
+PROFILE_IN_LIB64 = "usr/local/Ascend/driver/lib64/ascendfleet_sim_profile.json"
 STATE_DIR = "run/ascendfleet-sim"
 FAULTS_FILE = "faults.json"
 DEVICE_MAJOR = {"davinci": 236, "davinci_manager": 237, "devmm_svm": 238, "hisi_hdc": 239}
@@ -113,7 +116,29 @@ def rpath(rel):
 
 
 def profile_path():
-    return os.environ.get("ASCENDFLEET_SIM_NPU_PROFILE") or rpath(PROFILE_DEFAULT)
+    explicit = os.environ.get("ASCENDFLEET_SIM_NPU_PROFILE")
+    if explicit:
+        return explicit
+    host = rpath(PROFILE_DEFAULT)
+    if not os.path.exists(host) and os.path.exists(rpath(PROFILE_IN_LIB64)):
+        return rpath(PROFILE_IN_LIB64)
+    return host
+
+
+def in_container(path):
+    """True when running from the lib64 copy, i.e. inside a container."""
+    return path == rpath(PROFILE_IN_LIB64)
+
+
+def visible_only(profile):
+    """Keep the chips whose /dev/davinciN exists (npu-smi inside a container)."""
+    npus = []
+    for npu in profile["npus"]:
+        chips = [c for c in npu["chips"] if os.path.exists(rpath("/dev/davinci%d" % c["device"]))]
+        if chips:
+            npus.append(dict(npu, chips=chips))
+    profile["npus"] = npus
+    return profile
 
 
 def state_path():
@@ -580,7 +605,11 @@ def _invalid(which):
 
 
 def npu_smi(argv):
-    profile = load_profile(profile_path())
+    path = profile_path()
+    profile = load_profile(path)
+    container = in_container(path)
+    if container:
+        visible_only(profile)
     faults = effective_faults(profile)
     if faults["dcmi"]:
         sys.stdout.write("DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\n"
@@ -592,7 +621,7 @@ def npu_smi(argv):
         return 1
     args = argv[1:]
     if not args:
-        sys.stdout.write(render_info(profile, faults, live_processes()))
+        sys.stdout.write(render_info(profile, faults, {} if container else live_processes()))
         return 0
     if args[0] in ("-h", "--help"):
         sys.stdout.write(HELP_TEXT)
