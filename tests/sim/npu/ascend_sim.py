@@ -264,17 +264,15 @@ def _docker_inspect_all():
             self.sock.settimeout(self.timeout)
             self.sock.connect(sock)
 
+    conn = UnixConnection("localhost", timeout=1.5)  # one keep-alive connection
+
     def get(path):
-        conn = UnixConnection("localhost", timeout=1.5)
-        try:
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            body = resp.read()
-            if resp.status != 200:
-                return None
-            return json.loads(body)
-        finally:
-            conn.close()
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            return None
+        return json.loads(body)
 
     try:
         listing = get("/containers/json") or []
@@ -284,8 +282,10 @@ def _docker_inspect_all():
             if detail:
                 result.append(detail)
         return result
-    except (OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):
         return []  # docker down or hung: show the static state only
+    finally:
+        conn.close()
 
 
 DAVINCI_RE = re.compile(r"^/dev/davinci(\d+)$")
