@@ -198,3 +198,20 @@ def test_profiles_are_plain_json_objects():
             data = json.load(fh)
         assert data["soc"].startswith("Ascend"), name
         assert data.get("description"), name
+
+
+def test_multi_node_profiles_have_an_address_on_every_chip(tmp_path):
+    for name, count, prefix in (("seed-910b2", 8, "192.168.100."), ("a3-16chips", 16,
+                                                                      "192.168.200.")):
+        chips = [c for n in st.load(name)["npus"] for c in n["chips"]]
+        assert sorted(c["network"]["ip"] for c in chips) == sorted(
+            "%s%d" % (prefix, 11 + d) for d in range(count))
+        for dev in (0, count - 1):
+            proc = st.run("hccn_tool", ["-i", str(dev), "-ip", "-g"], st.profile_file(name),
+                          tmp_path)
+            assert proc.stdout == "ipaddr:%s%d\nnetmask:255.255.255.0\n" % (prefix, 11 + dev)
+            proc = st.run("hccn_tool", ["-i", str(dev), "-link", "-g"], st.profile_file(name),
+                          tmp_path)
+            assert proc.stdout == "link status: UP\n"
+    proc = st.run("hccn_tool", ["-i", "16", "-link", "-g"], st.profile_file("a3-16chips"), tmp_path)
+    assert proc.returncode == 1
