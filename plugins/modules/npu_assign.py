@@ -254,7 +254,6 @@ def main():
             executable=dict(type="str", default="npu-smi"),
             idle_threshold_pct=dict(type="float", default=DEFAULT_IDLE_THRESHOLD_PCT),
         ),
-        required_if=[("state", "present", ["count"])],
         supports_check_mode=True,
     )
     params = module.params
@@ -264,6 +263,9 @@ def main():
                              "digits, '-' and '_', starting with a letter or digit (it is "
                              "also the compose project name)" % owner)
     if params["state"] == "present":
+        if params["count"] is None:
+            module.fail_json(msg="count is required with state=present: how many NPU chips "
+                                 "the deployment needs (1, 2, 4, 8 or 16)")
         try:
             check_count(params["count"])
         except NpuAssignError as exc:
