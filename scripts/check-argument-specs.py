@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Fail when a role's defaults/main.yml and meta/argument_specs.yml drift apart.
 
 Every public variable a role reads has a default in defaults/main.yml and a description in

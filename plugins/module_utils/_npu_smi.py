@@ -19,7 +19,7 @@ releases (80 to 116 columns) and hand-edited outputs break the alignment.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 HEALTH_VALUES = ("OK", "Warning", "Alarm", "Critical")
@@ -435,8 +435,7 @@ def parse_info(text, warn=None):
             proc_cols = _process_columns(first_cells, group[0])
             continue
         if proc_cols is None:
-            assert head1 is not None and head2 is not None
-            raw_chips.append(_chip(group, layout, head1, head2))
+            raw_chips.append(_chip(group, layout, head1 or [], head2 or []))
             continue
         for line in group:
             cells = _cells(line)

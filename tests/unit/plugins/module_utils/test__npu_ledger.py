@@ -21,7 +21,7 @@ def test_round_trip(tmp_path):
     with open(path) as handle:
         assert json.load(handle) == {"version": 1, "assignments": {"a": [0], "b": [6, 7]}}
     assert oct(os.stat(path).st_mode & 0o777) == "0o644"
-    assert [p for p in os.listdir(str(tmp_path / "sub"))] == ["l.json"]
+    assert os.listdir(str(tmp_path / "sub")) == ["l.json"]
 
 
 def test_blank_file_is_empty(tmp_path):

@@ -3,7 +3,6 @@
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -201,7 +200,7 @@ def test_done_when_adhoc_command(tmp_path):
             [ANSIBLE, "localhost", "-m", "ascendfleet.llm.npu_assign", "-a",
              json.dumps({"owner": "q", "count": 2, "executable": "./fake-npu-smi",
                          "state_path": state})],
-            cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            check=False, cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             universal_newlines=True, timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         head, sep, body = proc.stdout.partition("=>")
@@ -212,4 +211,3 @@ def test_done_when_adhoc_command(tmp_path):
     assert len(first["device_ids"]) == 2 and set(first["device_ids"]) <= {4, 5, 6, 7}
     assert status2 == "SUCCESS" and second["changed"] is False
     assert second["device_ids"] == first["device_ids"]
-    assert shutil.which("true")  # the environment ran a shell; sanity of the subprocess setup
