@@ -120,10 +120,10 @@ EXAMPLES = r"""
     count: 2
   register: __vllm_compose_npus
 
-# Use them: ASCEND_RT_VISIBLE_DEVICES and the container device list
+# Use them: the device files the compose service is given
 - name: Show the assigned devices
   ansible.builtin.debug:
-    msg: "ASCEND_RT_VISIBLE_DEVICES={{ __vllm_compose_npus.device_ids | join(',') }} devices={{ __vllm_compose_npus.device_paths }}"
+    msg: "qwen-chat gets {{ __vllm_compose_npus.device_paths | join(', ') }} (ids {{ __vllm_compose_npus.device_ids | join(',') }})"
 
 # Keep a faulty chip out of every assignment
 - name: Assign four NPU chips, never davinci7
@@ -142,9 +142,9 @@ EXAMPLES = r"""
 RETURN = r"""
 device_ids:
   description:
-    - The owner's device ids, sorted. Each is the N of C(/dev/davinciN) (the logical device id
-      for C(ASCEND_RT_VISIBLE_DEVICES) and C(--device) flags), not the npu-smi NPU id - they
-      differ on A3 (Phy-ID) and 310P (Device column).
+    - The owner's device ids, sorted. Each is the N of C(/dev/davinciN), the device file a
+      container is given, not the npu-smi NPU id - they differ on A3 (Phy-ID column) and 310P
+      (Device column).
     - Empty after O(state=absent).
   returned: always
   type: list

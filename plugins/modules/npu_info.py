@@ -92,8 +92,8 @@ has_process_table:
 chips:
   description:
     - One entry per chip, in table order.
-    - C(device_id) is the N of C(/dev/davinciN) (the logical device id used in
-      C(ASCEND_RT_VISIBLE_DEVICES) and C(--device) flags), not the npu-smi NPU id.
+    - C(device_id) is the N of C(/dev/davinciN) (the device file a container is given), not
+      the npu-smi NPU id.
   returned: success
   type: list
   elements: dict
