@@ -177,6 +177,7 @@ unavailable:
 """
 
 import contextlib
+import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
@@ -276,6 +277,9 @@ def main():
         module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s"
                              % params["idle_threshold_pct"])
     path = params["state_path"]
+    if params["state"] == "absent" and not os.path.exists(path):
+        # Nothing recorded, nothing to release: leave no lock file behind either.
+        module.exit_json(changed=False, device_ids=[], device_paths=[], previous_device_ids=[])
 
     # Check mode writes nothing, not even the lock file.
     lock = contextlib.nullcontext() if module.check_mode else ledger_io.Lock(path)

@@ -160,6 +160,13 @@ def test_absent_releases(run_module, tmp_path):
     assert result["changed"] is False
 
 
+def test_absent_without_ledger_creates_nothing(run_module, tmp_path):
+    failed, result = run_module(npu_assign.main, {
+        "owner": "q", "state": "absent", "state_path": str(tmp_path / "d" / "l.json")})
+    assert not failed and result["changed"] is False and result["device_ids"] == []
+    assert os.listdir(str(tmp_path)) == []
+
+
 @pytest.mark.parametrize("extra, message", [
     ({"count": 3}, "count 3 is not a valid tensor-parallel size: use a power of two"),
     ({"count": 0}, "count 0 is not a valid tensor-parallel size"),
