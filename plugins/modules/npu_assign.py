@@ -234,7 +234,9 @@ def _decide(module, assignments):
                      params["exclude"], params["idle_threshold_pct"], owners)
     except NotEnoughNpus as exc:
         module.fail_json(
-            msg="cannot give %d NPU chip(s) to %s: %s" % (params["count"], owner, exc),
+            msg="cannot give %d NPU chip(s) to %s: %s. To fix: stop what occupies a chip, "
+                "release another deployment's chips (state=absent), exclude fewer chips, or "
+                "ask for fewer" % (params["count"], owner, exc),
             family=family,
             unavailable=[dict(device_id=d, device_path=device_path(d), reason=r)
                          for d, r in exc.unavailable])
