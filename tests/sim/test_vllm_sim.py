@@ -244,8 +244,10 @@ def test_model_missing_from_modelscope_cache(host):
     assert "never downloads" in out
 
 
-def test_hub_id_without_modelscope_looks_in_huggingface_cache_only(host):
-    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--tensor-parallel-size", "2"], {"VLLM_USE_MODELSCOPE": "false"})
+@pytest.mark.parametrize("value", ["false", "1"])
+def test_hub_id_without_modelscope_looks_in_huggingface_cache_only(host, value):
+    """vLLM reads VLLM_USE_MODELSCOPE as true only when it says "true": "1" means Hugging Face."""
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--tensor-parallel-size", "2"], {"VLLM_USE_MODELSCOPE": value})
     assert rc == 1
     assert "not in the local Hugging Face cache" in out
 
@@ -294,6 +296,18 @@ def test_flashcomm1_with_vl_model_is_refused(host):
     assert rc == 1
     assert "ValueError: Flash Comm V1 is not supported for VL models" in out
     assert "VLLM_ASCEND_ENABLE_FLASHCOMM1=0" in out
+
+
+def test_flashcomm1_from_additional_config_with_vl_model_is_refused(host):
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B"] + SEED_FLAGS + ["--additional-config", '{"enable_flashcomm1": true}'])
+    assert rc == 1
+    assert "ValueError: Flash Comm V1 is not supported for VL models" in out
+
+
+def test_flashcomm1_must_be_an_integer(host):
+    rc, out = refuse(host, ["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2"], {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "true"})
+    assert rc == 1
+    assert "ValueError: invalid literal for int() with base 10: 'true'" in out
 
 
 @pytest.mark.parametrize("devices, flags, world", [

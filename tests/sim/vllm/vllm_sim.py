@@ -67,7 +67,19 @@ class StartupError(Exception):
 
 
 def env_true(name):
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    """vLLM's own env parsing: VLLM_USE_MODELSCOPE is true only for "true" (any case), as in vllm/envs.py."""
+    value = os.environ.get(name, "").strip().lower()
+    return value == "true" if name == "VLLM_USE_MODELSCOPE" else value in ("1", "true")
+
+
+def env_int_flag(name):
+    """vllm-ascend's env parsing (vllm_ascend/envs.py): bool(int(os.getenv(name, "0")))."""
+    value = os.environ.get(name, "0")
+    try:
+        return bool(int(value))
+    except ValueError:
+        raise StartupError("ValueError: invalid literal for int() with base 10: %r" % value,
+                           "%s takes 0 or 1, not %r." % (name, value))
 
 
 def log(level, where, msg):
@@ -414,9 +426,11 @@ def check_startup(args):
     if max_len is None:
         max_len = derived or 2048
     is_vl = "vision_config" in config
-    if is_vl and env_true("VLLM_ASCEND_ENABLE_FLASHCOMM1"):
+    flashcomm1 = env_int_flag("VLLM_ASCEND_ENABLE_FLASHCOMM1") or bool((args.additional_config or {}).get("enable_flashcomm1"))
+    if flashcomm1 and is_vl:
         raise StartupError("ValueError: Flash Comm V1 is not supported for VL models.",
-                           "%s is a vision-language model: set VLLM_ASCEND_ENABLE_FLASHCOMM1=0 (or leave it unset)." % model)
+                           "%s is a vision-language model: set VLLM_ASCEND_ENABLE_FLASHCOMM1=0 (or leave it unset) and do not set "
+                           "enable_flashcomm1 in --additional-config." % model)
     variant = check_variant(soc)
     world = args.tensor_parallel_size * args.pipeline_parallel_size * args.data_parallel_size
     chips = check_devices(world)
