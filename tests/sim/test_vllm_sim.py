@@ -403,6 +403,13 @@ def test_modelscope_cache_with_dotted_directory_name(host, start):
     assert server.json("/v1/models")[1]["data"][0]["max_model_len"] == 32768
 
 
+def test_modelscope_hub_snapshot_layout(host, start):
+    """modelscope >= 1.38 (modelscope-hub) stores <cache>/models/<Owner>--<Name>/snapshots/<revision>/."""
+    host.model("Qwen--Qwen3-8B", "snapshots/master", {"max_position_embeddings": 40960})
+    server = start(["Qwen/Qwen3-8B", "--tensor-parallel-size", "2"])
+    assert "Loading weights from %s" % (host.cache / "models" / "Qwen--Qwen3-8B" / "snapshots" / "master") in server.log()
+
+
 # --------------------------------------------------------------------------- serving
 
 

@@ -253,13 +253,25 @@ def check_variant(soc):
 def modelscope_candidates(model_id, download_dir):
     owner, _, name = model_id.partition("/")
     if download_dir:
-        root = download_dir
+        roots = [download_dir, os.path.join(download_dir, "models")]
     else:
-        cache = os.environ.get("MODELSCOPE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "modelscope", "hub")
-        root = os.path.join(cache, "models")
-    # modelscope stores `Qwen3.5-27B` as `Qwen3___5-27B`; older clients kept the dots.
-    names = [name.replace(".", "___"), name] if "." in name else [name]
-    return [os.path.join(root, owner, n) for n in names]
+        home = os.path.join(os.path.expanduser("~"), ".cache", "modelscope")
+        env = os.environ.get("MODELSCOPE_CACHE")
+        roots = [os.path.join(b, "models") for b in ([env] if env else [os.path.join(home, "hub"), home])]
+    out = []
+    for root in roots:
+        # modelscope <= 1.37: <root>/<Owner>/<Name> with dots stored as "___" (Qwen3___5-27B),
+        # plus the dotted name (a link to it, or older clients).
+        out.append(os.path.join(root, owner, name.replace(".", "___")))
+        if "." in name:
+            out.append(os.path.join(root, owner, name))
+        # modelscope >= 1.38 (modelscope-hub): <root>/<Owner>--<Name>/snapshots/<revision>/
+        snaps = os.path.join(root, owner + "--" + name, "snapshots")
+        try:
+            out.extend(os.path.join(snaps, s) for s in sorted(os.listdir(snaps)))
+        except OSError:
+            out.append(snaps)
+    return out
 
 
 def huggingface_candidates(model_id, download_dir):
