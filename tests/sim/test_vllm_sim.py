@@ -331,20 +331,21 @@ def test_control_devices_must_be_mapped(host):
     assert "missing: devmm_svm" in out
 
 
-@pytest.mark.parametrize("variant, soc, chip_type, image_type", [
-    ("910b", "Ascend910_9392", "A3", "A2"),
-    ("910b", "Ascend310P3", "_310P", "A2"),
-    ("a3", "Ascend910B2", "A2", "A3"),
-    ("a3", "Ascend910B3", "A2", "A3"),
-    ("310p", "Ascend910B3", "A2", "_310P"),
+@pytest.mark.parametrize("variant, soc, chip_type, image_type, chip_variant, suffix", [
+    ("910b", "Ascend910_9392", "A3", "A2", "a3", "-a3"),
+    ("910b", "Ascend310P3", "_310P", "A2", "310p", "-310p"),
+    ("a3", "Ascend910B2", "A2", "A3", "910b", ""),
+    ("a3", "Ascend910B3", "A2", "A3", "910b", ""),
+    ("310p", "Ascend910B3", "A2", "_310P", "910b", ""),
 ])
-def test_image_variant_must_match_host_soc(host, variant, soc, chip_type, image_type):
+def test_image_variant_must_match_host_soc(host, variant, soc, chip_type, image_type, chip_variant, suffix):
     host.soc(soc)
     rc, out = refuse(host, ["Qwen/Qwen3.5-27B"] + SEED_FLAGS, {"ASCENDFLEET_SIM_IMAGE_VARIANT": variant})
     assert rc == 1
     assert ("Current device type: AscendDeviceType.%s does not match the installed version's device type: "
             "AscendDeviceType.%s, please check your installation package." % (chip_type, image_type)) in out
     assert "SoC version mismatch" in out and soc in out
+    assert "run the %s image on this host (tag v0.17.0rc1%s-openeuler)" % (chip_variant, suffix) in out
 
 
 def test_unsupported_soc_is_refused(host):

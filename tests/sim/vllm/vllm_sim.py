@@ -243,9 +243,10 @@ def check_variant(soc):
         raise StartupError(
             "AssertionError: Current device type: AscendDeviceType.%s does not match the installed version's device type: "
             "AscendDeviceType.%s, please check your installation package." % (VARIANT_DEVICE_TYPE[chip], VARIANT_DEVICE_TYPE[variant]),
-            "SoC version mismatch: this image is the %s variant but the driver reports %s (%s); use the image tag with '%s' "
-            "(e.g. v0.17.0rc1%s-openeuler) on this host."
-            % (variant, soc, chip, VARIANT_TAG_SUFFIX[chip] or "no variant suffix", VARIANT_TAG_SUFFIX[chip]),
+            "SoC version mismatch: this image is the %s variant but the driver reports %s (%s); run the %s image on this host "
+            "(tag v%s%s%s)." % (variant, soc, chip, chip, os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION),
+                                VARIANT_TAG_SUFFIX[chip],
+                                "" if os.environ.get("ASCENDFLEET_SIM_OS_FLAVOUR") == "ubuntu" else "-openeuler"),
         )
     return chip
 
