@@ -291,6 +291,22 @@ def test_max_model_len_above_top_level_max_position_embeddings(host):
     assert "User-specified max_model_len (40961) is greater than the derived max_model_len (max_position_embeddings=40960" in out
 
 
+def test_allow_long_max_model_len_turns_refusal_into_warning(host, start):
+    server = start(["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2", "--max-model-len", "65536"],
+                   {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"})
+    assert "User-specified max_model_len (65536) is greater than the derived max_model_len" in server.log()
+    assert server.json("/v1/models")[1]["data"][0]["max_model_len"] == 65536
+
+
+def test_max_model_len_with_yarn_rope_scaling(host):
+    """vLLM multiplies original_max_position_embeddings by the YaRN factor (Qwen2.5 long-context recipe)."""
+    host.model("Qwen", "Qwen2___5-7B-Instruct", {"max_position_embeddings": 32768, "rope_scaling": {
+        "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}})
+    rc, out = refuse(host, ["Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "2", "--max-model-len", "131073"])
+    assert rc == 1
+    assert "(131073) is greater than the derived max_model_len (max_position_embeddings=131072" in out
+
+
 def test_flashcomm1_with_vl_model_is_refused(host):
     rc, out = refuse(host, ["Qwen/Qwen3.5-27B"] + SEED_FLAGS, {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"})
     assert rc == 1
@@ -540,6 +556,28 @@ def test_tools_without_auto_tool_choice_flags_are_400(plain_server):
                                      chat("weather in Paris?", model="Qwen/Qwen3-0.6B", tools=[WEATHER_TOOL]))
     assert status == 400
     assert body["error"]["message"] == '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+
+
+def test_tool_choice_required_works_without_parser_flags(plain_server):
+    status, body = plain_server.json("/v1/chat/completions", chat("weather in Paris?", model="Qwen/Qwen3-0.6B",
+                                     tools=[WEATHER_TOOL], tool_choice="required"))
+    assert status == 200
+    call = body["choices"][0]["message"]["tool_calls"][0]["function"]
+    assert (call["name"], json.loads(call["arguments"])) == ("get_weather", {"city": "Paris"})
+
+
+def test_max_tokens_truncates_with_finish_reason_length(plain_server):
+    status, body = plain_server.json("/v1/chat/completions", chat("hello there", model="Qwen/Qwen3-0.6B", max_tokens=3))
+    assert status == 200
+    assert body["choices"][0]["finish_reason"] == "length"
+    assert len(body["choices"][0]["message"]["content"].split()) == 3
+    assert body["usage"]["completion_tokens"] == 3
+
+
+def test_several_served_model_names(host, start):
+    server = start(["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2", "--served-model-name", "qwen-small", "default"])
+    assert [m["id"] for m in server.json("/v1/models")[1]["data"]] == ["qwen-small", "default"]
+    assert server.json("/v1/chat/completions", chat("hi", model="default"))[0] == 200
 
 
 def test_tool_choice_none_gives_plain_reply(seed_server):
