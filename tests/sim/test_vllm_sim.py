@@ -212,6 +212,12 @@ def test_compilation_config_must_be_json(host):
     assert "Invalid JSON" in out and "'cudagraph_mode:FULL_DECODE_ONLY'" in out
 
 
+def test_compilation_config_unknown_cudagraph_mode_is_refused(host):
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--compilation-config", '{"cudagraph_mode":"FULL_DECODE"}'])
+    assert rc == 2
+    assert "cudagraph_mode\n  Input should be 'NONE', 'PIECEWISE', 'FULL', 'FULL_DECODE_ONLY' or 'FULL_AND_PIECEWISE'" in out
+
+
 def test_compilation_config_json_list_is_refused(host):
     rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--compilation-config", '["FULL_DECODE_ONLY"]'])
     assert rc == 2

@@ -54,6 +54,8 @@ MAX_LEN_KEYS = (
     "max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
     "model_max_length", "max_sequence_length", "max_seq_length", "seq_len",
 )
+# vllm.config.compilation.CUDAGraphMode
+CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 CONTROL_DEVICES = ("davinci_manager", "devmm_svm", "hisi_hdc")
 
 
@@ -122,6 +124,12 @@ def compilation_config(value):
     if not isinstance(data, dict):
         raise argparse.ArgumentTypeError(
             "1 validation error for CompilationConfig\n  Input should be an object [type=model_type, input_value=%r, input_type=str]" % value
+        )
+    mode = data.get("cudagraph_mode")
+    if mode is not None and mode not in CUDAGRAPH_MODES:
+        raise argparse.ArgumentTypeError(
+            "1 validation error for CompilationConfig\ncudagraph_mode\n  Input should be %s [type=enum, input_value=%r, input_type=str]"
+            % (", ".join("'%s'" % m for m in CUDAGRAPH_MODES[:-1]) + " or '%s'" % CUDAGRAPH_MODES[-1], mode)
         )
     return data
 
