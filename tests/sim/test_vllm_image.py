@@ -95,6 +95,23 @@ def run_args(name, surface, ref, devices=(4, 5), detach=False):
                    "--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}']
 
 
+def test_build_lists_the_agreed_tags():
+    """The tags the roles and molecule scenarios rely on (BRIEF.md, issue 7), in vllm-ascend's naming."""
+    out = subprocess.run([str(BUILD), "--list"], capture_output=True, text=True, check=True).stdout.split()
+    versions = ["v0.17.0rc1", "v0.18.0rc1"]
+    flavours = ["", "-openeuler", "-a3", "-a3-openeuler", "-310p", "-310p-openeuler"]
+    expected = ["quay.io/ascend/vllm-ascend:%s%s" % (v, f) for v in versions for f in flavours]
+    expected += ["quay.io/ascend/vllm-ascend:v0.18.0rc1-broken-openeuler", "quay.io/ascend/vllm-ascend:v0.18.0rc1-broken"]
+    assert out == expected
+
+
+@pytest.mark.parametrize("tag", ["latest", "v0.17.0rc1-a5", "v0.17.0rc1-openeuler-a3", "0.17.0rc1"])
+def test_build_refuses_unknown_tag_shapes(tag):
+    proc = subprocess.run([str(BUILD), tag], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1
+    assert "tag '%s' is not of the form vX[-broken][-a3|-310p][-openeuler]" % tag in proc.stderr
+
+
 def test_build_labels_archive_and_reuse(image):
     labels = json.loads(docker("image", "inspect", "-f", "{{json .Config.Labels}}", image["ref"]).stdout)
     assert (labels["ascendfleet.sim.vllm_version"], labels["ascendfleet.sim.variant"], labels["ascendfleet.sim.os_flavour"]) == (

@@ -36,14 +36,14 @@ if [[ "${1:-}" == -* ]]; then
 fi
 (($#)) && tags=("$@") || tags=("${TAGS[@]}")
 
-docker info >/dev/null 2>&1 || die "Docker is not reachable (docker info failed); start it with 'make docker'."
-base_id="$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null)" ||
-  die "base image $base is missing; build it first with tests/sim/build-images.sh (or set SIMVLLM_BASE_IMAGE)."
-
 tag_re='^v([0-9][0-9A-Za-z.]*)(-broken)?(-a3|-310p)?(-openeuler)?$'
 for tag in "${tags[@]}"; do
   [[ "$tag" =~ $tag_re ]] || die "tag '$tag' is not of the form vX[-broken][-a3|-310p][-openeuler] (see --list)."
 done
+
+docker info >/dev/null 2>&1 || die "Docker is not reachable (docker info failed); start it with 'make docker'."
+base_id="$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null)" ||
+  die "base image $base is missing; build it first with tests/sim/build-images.sh (or set SIMVLLM_BASE_IMAGE)."
 
 # Same rule as tests/sim/hub/build-wheelhouse.sh: unset and the default not writable -> <repo>/.cache/sim.
 if [[ -n "${ASCENDFLEET_SIM_CACHE:-}" ]]; then
