@@ -57,7 +57,12 @@ stage() { # stage TAG BUILD-FUNCTION
   else
     s=$(date +%s)
     echo "build-images: building $ref"
-    "$fn" "$ref"
+    # The slow stages download from the mirror: one more try on a transient failure.
+    if ! ( "$fn" "$ref" ); then
+      echo "build-images: building $ref failed; retrying once in 10s" >&2
+      sleep 10
+      "$fn" "$ref"
+    fi
     built+=("$ref ($(( $(date +%s) - s ))s)")
   fi
 }
