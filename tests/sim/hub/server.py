@@ -256,8 +256,9 @@ class HubHandler(BaseHTTPRequestHandler):
         started = time.monotonic()
         entry = {"method": self.command, "path": url.path, "query": query,
                  "range": self.headers.get("Range"),
-                 "auth": bool(self.headers.get("Authorization")) or "m_session_id" in (
-                     self.headers.get("Cookie") or "")}
+                 "auth": [kind for kind, present in (
+                     ("bearer", (self.headers.get("Authorization") or "").startswith("Bearer ")),
+                     ("cookie", "m_session_id=" in (self.headers.get("Cookie") or ""))) if present]}
         status, sent = 500, 0
         try:
             if path.startswith("/_sim/"):
