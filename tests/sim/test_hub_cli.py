@@ -12,7 +12,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "hub"))
-from harness import Hub, modelscope_cli, run_download  # noqa: E402
+from hub_harness import Hub, modelscope_cli, run_download  # noqa: E402
 
 Q35 = "Qwen/Qwen3.5-27B"
 Q06 = "Qwen/Qwen3-0.6B"

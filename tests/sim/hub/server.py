@@ -452,6 +452,8 @@ class HubHandler(BaseHTTPRequestHandler):
         throttle = self.state.faults.get("throttle_bytes_per_sec") or 0
         sent = 0
         for piece in sfile.iter_bytes(start, end, chunk=BLOCK if not throttle else 65536):
+            if throttle:  # pace before sending, so the client cannot finish ahead of the rate
+                time.sleep(len(piece) / float(throttle))
             if corrupt:
                 piece = bytes([piece[0] ^ 0x5A]) + piece[1:]
             if budget is not None and sent + len(piece) >= budget:
@@ -470,8 +472,6 @@ class HubHandler(BaseHTTPRequestHandler):
             if drop_key:
                 self.state.drop_progress(drop_key, len(piece), fired=False)
             sent += len(piece)
-            if throttle:
-                time.sleep(len(piece) / float(throttle))
         return status, sent
 
     def _abort(self):
