@@ -81,7 +81,7 @@ class Hub:
             return exc.code, dict(exc.headers), exc.read()
 
     def json(self, path, method="GET", body=None, headers=None):
-        status, _, raw = self.request(path, method, body, headers)
+        status, _headers, raw = self.request(path, method, body, headers)
         return status, json.loads(raw)
 
     def stats(self):

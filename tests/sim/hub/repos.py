@@ -137,7 +137,7 @@ def _tokenizer_files(seed, vocab_size):
     for i in range(256):
         vocab["<0x%02X>" % i] = i
     while len(vocab) < 2048:
-        vocab["".join(rng.choice(letters) for _ in range(rng.randint(2, 6)))] = len(vocab)
+        vocab["".join(rng.choice(letters) for _letter in range(rng.randint(2, 6)))] = len(vocab)
     merges = ["%s %s" % (a, b) for a, b in zip(letters, reversed(letters))]
     tokenizer = {
         "version": "1.0",

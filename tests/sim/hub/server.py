@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Stand-in ModelScope hub: a simulator for the ascendfleet.llm test fleet.
 
 Speaks the subset of the ModelScope hub HTTP API that ``modelscope download`` (modelscope-hub
@@ -205,7 +204,7 @@ class HubState:
         if auth.startswith("Bearer "):
             offered.append(auth[7:].strip())
         for part in (headers.get("Cookie") or "").split(";"):
-            name, _, value = part.strip().partition("=")
+            name, _sep, value = part.strip().partition("=")
             if name == "m_session_id":
                 offered.append(value)
         return any(hmac.compare_digest(o.encode(), token.encode()) for o in offered)
