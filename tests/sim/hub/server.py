@@ -172,26 +172,27 @@ class HubState:
                     return True
         return False
 
-    def drop_budget(self, model, path):
-        """Bytes this response may still send before a drop fault fires (None: no fault)."""
+    def drop_take(self, model, path, n):
+        """How many of the next ``n`` bytes may go out, and whether to cut the connection then.
+
+        Counted atomically per armed key ("Owner/Name/path" first, then "Owner/Name"), so the
+        cut lands exactly N bytes after arming even when several files stream at once.
+        """
         with self.lock:
             for key in (model + "/" + path, model):
                 spec = self.faults["drop_after_bytes"].get(key)
-                if spec:
-                    return key, max(0, spec["bytes"] - self.drop_served.get(key, 0))
-        return None, None
-
-    def drop_progress(self, key, n, fired):
-        with self.lock:
-            spec = self.faults["drop_after_bytes"].get(key)
-            if spec is None:
-                return
-            self.drop_served[key] = self.drop_served.get(key, 0) + n
-            if fired:
+                if not spec:
+                    continue
+                left = spec["bytes"] - self.drop_served.get(key, 0)
+                if n < left:
+                    self.drop_served[key] = self.drop_served.get(key, 0) + n
+                    return n, False
                 spec["times"] -= 1
                 self.drop_served[key] = 0
                 if spec["times"] <= 0:
                     del self.faults["drop_after_bytes"][key]
+                return max(0, left), True
+        return n, False
 
     def authorised(self, model, headers):
         if model not in self.faults["private"]:
@@ -456,7 +457,6 @@ class HubHandler(BaseHTTPRequestHandler):
                     return 416, 0
                 status = 206
         corrupt = self.state.take_bad_checksum(model, path)
-        drop_key, budget = self.state.drop_budget(model, path)
         entry.update(status=status, start=start, end=end, corrupt=corrupt)
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
@@ -474,20 +474,14 @@ class HubHandler(BaseHTTPRequestHandler):
                 time.sleep(len(piece) / float(throttle))
             if corrupt:
                 piece = bytes([piece[0] ^ 0x5A]) + piece[1:]
-            if budget is not None and sent + len(piece) >= budget:
-                piece = piece[:budget - sent]
-                if piece:
-                    self._send_piece(model, path, piece, entry)
-                    self.wfile.flush()
-                    sent += len(piece)
-                self.state.drop_progress(drop_key, len(piece), fired=True)
+            allowed, cut = self.state.drop_take(model, path, len(piece))
+            if allowed:
+                self._send_piece(model, path, piece[:allowed], entry)
+                sent += allowed
+            if cut:
                 entry["dropped_after"] = sent
                 self._abort()
                 return status, sent
-            self._send_piece(model, path, piece, entry)
-            if drop_key:
-                self.state.drop_progress(drop_key, len(piece), fired=False)
-            sent += len(piece)
         return status, sent
 
     def _send_piece(self, model, path, piece, entry):
