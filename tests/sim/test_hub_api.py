@@ -5,6 +5,7 @@ tests/sim/hub/README.md), not from the simulator's code.
 """
 
 import hashlib
+import http.client
 import json
 import pathlib
 import struct
@@ -249,3 +250,17 @@ def test_delay_and_throttle_slow_the_answers_down(hub):
     started = time.monotonic()
     assert len(hub.request(file_url(Q06, "tokenizer.json"))[2]) == size
     assert time.monotonic() - started >= size / 100000.0 * 0.9
+
+
+def test_control_posts_keep_a_keep_alive_connection_usable(hub):
+    conn = http.client.HTTPConnection("127.0.0.1", hub.port, timeout=10)
+    try:
+        conn.request("POST", "/_sim/reset", body=json.dumps({"unused": "body"}),
+                     headers={"Content-Type": "application/json"})
+        first = conn.getresponse()
+        assert first.status == 200 and json.loads(first.read()) == {"ok": True}
+        conn.request("GET", "/api/v1/models/%s/revisions" % Q06)
+        response = conn.getresponse()
+        assert response.status == 200 and json.loads(response.read())["Success"] is True
+    finally:
+        conn.close()

@@ -42,8 +42,8 @@ class HubState:
         self.digests = DigestCache(state_dir)
         self.secret = uuid.uuid4().hex.encode()
         self.lock = threading.Lock()
-        # Requests being answered; /_sim/stats waits briefly for them so that a client which
-        # has read its last byte never sees counters that lag behind (see settle()).
+        # API requests being answered: /_sim/stats waits (up to 1 s) for them to finish, so a
+        # client that has read its last byte never sees a log that lags behind.
         self.in_flight = 0
         self.idle = threading.Condition(self.lock)
         self.lfs_redirect = bool(config.get("lfs_redirect", True))
@@ -249,9 +249,7 @@ class HubHandler(BaseHTTPRequestHandler):
                                         "RequestId": self.request_id, "Success": False})
 
     def _read_json(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b"{}"
-        return json.loads(raw or b"{}")
+        return json.loads(self.body or b"{}")
 
     # -- dispatch -------------------------------------------------------------------------
     def do_GET(self):
@@ -265,6 +263,9 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def _dispatch(self):
         self.request_id = str(uuid.uuid4())
+        # Always consume a request body, or it would be parsed as the next keep-alive request.
+        length = int(self.headers.get("Content-Length") or 0)
+        self.body = self.rfile.read(length) if length > 0 else b""
         url = urlsplit(self.path)
         path = unquote(url.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
@@ -369,8 +370,9 @@ class HubHandler(BaseHTTPRequestHandler):
     # -- JSON bodies ----------------------------------------------------------------------
     def _repo_info(self, repo):
         owner, name = repo.model_id.split("/", 1)
+        private = repo.model_id in self.state.faults["private"]
         return {"Id": int(hashlib.sha1(repo.model_id.encode()).hexdigest()[:6], 16), "Name": name, "Path": owner,
-                "ChineseName": "", "Visibility": 1 if repo.private else 5,
+                "ChineseName": "", "Visibility": 1 if private else 5,
                 "IsPublished": 1, "Tasks": [], "ModelType": [], "Revision": "master",
                 "CreatedTime": min(repo.commit_times.values()),
                 "LastUpdatedTime": max(repo.commit_times.values())}
