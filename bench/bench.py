@@ -1,0 +1,669 @@
+#!/usr/bin/env python3
+"""`make bench`: the collection on its own simulated fleet, against floors measured in the same
+run. Test infrastructure (never shipped); run through bench/run.sh. Exit 0 whatever the
+figures are; non-zero only when the harness itself breaks.
+
+Sections (each says "not measured: ..." and the rest still runs when something is missing):
+  noop      no-op re-run of playbooks/deploy-qwen.yml on N hosts vs bench/playbooks/floor.yml,
+            module executions per host (bench/callback_plugins/bench_count.py)
+  prefetch  fan-out of a multi-GiB model: hub bytes, wall vs hub GET + parallel rsync;
+            cached no-op vs parallel sha256sum and vs the floor playbook
+  rollout   image-tag rollout with each serial: per-host unavailability seen by a polling
+            client vs the stand-in's own start-up, fleet capacity vs N - batch
+Every playbook run also records the control node's CPU seconds and peak memory.
+See docs/benchmarks.md for what each figure means.
+"""
+
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(TOP, "tests", "sim"))
+
+from benchlib import inventory, metrics, runner  # noqa: E402  pylint: disable=wrong-import-position
+from benchlib.poller import Poller  # noqa: E402  pylint: disable=wrong-import-position
+import fleet_endpoints  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)"
+                   r"\s+skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
+MODEL_DIR = "/var/lib/ascendfleet/modelscope/models"   # model_prefetch_cache_dir of the sim vars
+FLOOR_DIR = "/var/tmp/ascendfleet-bench-floor"
+FLOOR_COPY = "/var/tmp/ascendfleet-bench-floor-copy"
+RSYNCD_DIR = "/var/tmp/ascendfleet-bench-rsyncd"
+
+
+def log(msg):
+    print("bench: %s" % msg, flush=True)
+
+
+def env_str(name, default):
+    return os.environ.get(name, "").strip() or default
+
+
+class Config:
+    def __init__(self):
+        quick = os.environ.get("BENCH_QUICK", "0") == "1"
+        self.quick = quick
+        self.noop_hosts = metrics.parse_counts(env_str("BENCH_NOOP_HOSTS", "1,2" if quick else "1,4,8"))
+        self.prefetch_hosts = int(env_str("BENCH_PREFETCH_HOSTS", "2" if quick else "4"))
+        self.prefetch_bytes = metrics.parse_size(env_str("BENCH_PREFETCH_SIZE", "256MiB" if quick else "2GiB"))
+        self.prefetch_shards = int(env_str("BENCH_PREFETCH_SHARDS", "2" if quick else "4"))
+        self.rollout_hosts = int(env_str("BENCH_ROLLOUT_HOSTS", "2" if quick else "4"))
+        self.rollout_serials = [s.strip() for s in env_str("BENCH_ROLLOUT_SERIALS", "1,25%").split(",") if s.strip()]
+        self.rollout_from = env_str("BENCH_ROLLOUT_FROM", "v0.17.0rc1")
+        self.rollout_to = env_str("BENCH_ROLLOUT_TO", "v0.18.0rc1")
+        self.repeat = int(env_str("BENCH_REPEAT", "1"))
+        self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout").split(",")]
+        self.prefix = env_str("BENCH_PREFIX", "ascendfleet-bench")
+        self.network = env_str("BENCH_NETWORK", "ascendfleet-bench")
+        self.hub = self.prefix + "-hub"
+        self.hub_port = int(env_str("BENCH_HUB_PORT", "18180"))
+        self.model = env_str("BENCH_PREFETCH_MODEL", "AscendfleetBench/Weights")
+        self.keep = os.environ.get("BENCH_KEEP", "0") == "1"
+        self.work = env_str("BENCH_WORK", os.path.join(TOP, ".cache", "bench"))
+        self.write_docs = os.environ.get("BENCH_WRITE_DOCS", "0" if quick else "1") == "1"
+        for name, value in (("BENCH_PREFETCH_HOSTS", self.prefetch_hosts),
+                            ("BENCH_ROLLOUT_HOSTS", self.rollout_hosts), ("BENCH_REPEAT", self.repeat),
+                            ("BENCH_PREFETCH_SHARDS", self.prefetch_shards)):
+            if value < 1:
+                raise SystemExit("bench: %s must be a positive integer, got %r" % (name, value))
+        unknown = set(self.sections) - {"noop", "prefetch", "rollout"}
+        if unknown:
+            raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout" % ", ".join(sorted(unknown)))
+        self.fleet_size = max(self.noop_hosts + [self.prefetch_hosts, self.rollout_hosts])
+
+    def as_dict(self):
+        return {k: v for k, v in vars(self).items() if k not in ("work",)}
+
+
+def sh(argv, check=True, timeout=None, input_text=None):
+    """Run a short command, return its stdout (text)."""
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, input=input_text, check=False)
+    if check and res.returncode != 0:
+        raise RuntimeError("command failed (%d): %s\n%s%s" % (res.returncode, " ".join(argv), res.stdout[-2000:], res.stderr[-2000:]))
+    return res.stdout
+
+
+def dexec(host, script, check=True, timeout=None, input_text=None):
+    argv = ["docker", "exec"] + (["-i"] if input_text is not None else []) + [host, "sh", "-c", script]
+    return sh(argv, check=check, timeout=timeout, input_text=input_text)
+
+
+def http_json(url, data=None, timeout=10):
+    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.load(resp)
+
+
+class Bench:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.results = {"figures": {}, "not_measured": [], "runs": [], "errors": []}
+        self.runs = self.results["runs"]
+        self.fleet = inventory.fleet(cfg.fleet_size, cfg.prefix)
+        self.inv = {}
+        self.playbook_bin = shutil.which("ansible-playbook")
+        self.missing = self._missing_parts()
+        self.deployed = False
+        os.makedirs(os.path.join(cfg.work, "logs"), exist_ok=True)
+        os.makedirs(os.path.join(cfg.work, "counts"), exist_ok=True)
+
+    # ---------------------------------------------------------------- set-up / tear-down
+    def _missing_parts(self):
+        missing = {}
+        for role in ("npu_verify", "model_prefetch", "vllm_compose"):
+            if not os.path.isfile(os.path.join(TOP, "roles", role, "tasks", "main.yml")):
+                missing[role] = "role %s missing (roles/%s/tasks/main.yml)" % (role, role)
+        for book in ("deploy-qwen.yml", "prefetch.yml"):
+            if not os.path.isfile(os.path.join(TOP, "playbooks", book)):
+                missing[book] = "playbook playbooks/%s missing" % book
+        return missing
+
+    def why_not(self, *parts):
+        reasons = [self.missing[p] for p in parts if p in self.missing]
+        return "; ".join(reasons) if reasons else None
+
+    def not_measured(self, what, why):
+        log("NOT MEASURED: %s: %s" % (what, why))
+        self.results["not_measured"].append({"what": what, "why": why})
+
+    def write_inventories(self):
+        counts = sorted(set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.rollout_hosts, self.cfg.fleet_size]))
+        src = os.path.join(TOP, "inventories", "sim", "group_vars")
+        for n in counts:
+            d = os.path.join(self.cfg.work, "inv-%d" % n)
+            if os.path.isdir(d):
+                shutil.rmtree(d)
+            os.makedirs(d)
+            with open(os.path.join(d, "hosts.yml"), "w", encoding="utf-8") as handle:
+                handle.write(inventory.render(self.fleet[:n]))
+            if os.path.isdir(src):
+                shutil.copytree(src, os.path.join(d, "group_vars"))
+            self.inv[n] = os.path.join(d, "hosts.yml")
+
+    def fleet_env(self):
+        env = dict(os.environ)
+        env.update({"ASCENDFLEET_SIM_INVENTORY": self.inv[self.cfg.fleet_size],
+                    "ASCENDFLEET_SIM_NETWORK": self.cfg.network, "ASCENDFLEET_SIM_HUB": "0"})
+        return env
+
+    def start_hub(self):
+        cfg = self.cfg
+        conf = {"models": {cfg.model: {"weights_bytes": cfg.prefetch_bytes, "shards": cfg.prefetch_shards}}}
+        conf_dir = os.path.join(cfg.work, "hub")
+        os.makedirs(conf_dir, exist_ok=True)
+        with open(os.path.join(conf_dir, "hub.json"), "w", encoding="utf-8") as handle:
+            json.dump(conf, handle)
+        subprocess.run(["docker", "rm", "-f", "-v", cfg.hub], capture_output=True, check=False)
+        # The hub answers as ascendfleet-sim-hub on the bench network, so the sim group_vars'
+        # endpoint (http://ascendfleet-sim-hub:8080) reaches this hub, not the shared one.
+        sh(["docker", "run", "-d", "--name", cfg.hub, "--label", "ascendfleet-bench=hub",
+            "--network", cfg.network, "--network-alias", "ascendfleet-sim-hub",
+            "-p", "127.0.0.1:%d:8080" % cfg.hub_port,
+            "-v", "%s:/opt/ascendfleet-sim:ro" % os.path.join(TOP, "tests", "sim"),
+            "-v", "%s:/etc/ascendfleet-bench:ro" % conf_dir, "--tmpfs", "/tmp",
+            "--mount", "type=volume,source=%s-state,target=/var/lib/ascendfleet-sim-hub" % cfg.hub,
+            "ascendfleet-sim/base:latest", "python3", "/opt/ascendfleet-sim/hub/server.py", "--port", "8080",
+            "--config", "/etc/ascendfleet-bench/hub.json", "--state-dir", "/var/lib/ascendfleet-sim-hub"])
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline:
+            try:
+                http_json(self.hub_url("/_sim/health"), timeout=3)
+                return
+            except OSError:
+                state = sh(["docker", "inspect", "-f", "{{.State.Status}}", cfg.hub], check=False).strip()
+                if state != "running":
+                    raise RuntimeError("hub %s exited: %s" % (cfg.hub, sh(["docker", "logs", "--tail", "20", cfg.hub], check=False)))
+                time.sleep(2)
+        raise RuntimeError("hub %s did not answer /_sim/health within 900 s (hashing the repos?)" % cfg.hub)
+
+    def hub_url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.cfg.hub_port, path)
+
+    def up(self):
+        self.write_inventories()
+        log("fleet: %d hosts on network %s (%s)" % (self.cfg.fleet_size, self.cfg.network, self.inv[self.cfg.fleet_size]))
+        t0 = time.monotonic()
+        res = subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "up"], env=self.fleet_env(),
+                             capture_output=True, text=True, check=False)
+        with open(os.path.join(self.cfg.work, "logs", "fleet-up.log"), "w", encoding="utf-8") as handle:
+            handle.write(res.stdout + res.stderr)
+        if res.returncode != 0:
+            raise RuntimeError("fleet.sh up failed: %s" % (res.stdout + res.stderr)[-3000:])
+        self.results["fleet_up_s"] = time.monotonic() - t0
+        log("fleet up in %.0fs; starting the bench hub %s (%s of weights)" % (
+            self.results["fleet_up_s"], self.cfg.hub, human(self.cfg.prefetch_bytes)))
+        t0 = time.monotonic()
+        self.start_hub()
+        self.results["hub_start_s"] = time.monotonic() - t0
+        if "model_prefetch" not in self.missing:
+            wh = os.path.join(TOP, "tests", "sim", "hub", "build-wheelhouse.sh")
+            if os.access(wh, os.X_OK):
+                res = subprocess.run([wh], capture_output=True, text=True, check=False)
+                if res.returncode != 0:
+                    self.results["errors"].append("build-wheelhouse.sh failed: " + (res.stdout + res.stderr)[-1000:])
+
+    def down(self):
+        if self.cfg.keep:
+            log("BENCH_KEEP=1: fleet, hub and network left up")
+            return
+        subprocess.run(["docker", "rm", "-f", "-v", self.cfg.hub], capture_output=True, check=False)
+        subprocess.run(["docker", "volume", "rm", self.cfg.hub + "-state"], capture_output=True, check=False)
+        if self.cfg.fleet_size in self.inv:
+            res = subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "down"], env=self.fleet_env(),
+                                 capture_output=True, text=True, check=False)
+            if res.returncode != 0:
+                log("fleet.sh down failed: %s" % (res.stdout + res.stderr)[-1000:])
+        log("fleet, hub and network removed")
+
+    # ---------------------------------------------------------------- one measured run
+    def playbook(self, label, book, n, extra=(), expect_noop=False):
+        cfg = self.cfg
+        slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+        seq = len(self.runs) + 1
+        count_file = os.path.join(cfg.work, "counts", "%02d-%s.jsonl" % (seq, slug))
+        log_file = os.path.join(cfg.work, "logs", "%02d-%s.log" % (seq, slug))
+        for path in (count_file,):
+            if os.path.exists(path):
+                os.unlink(path)
+        env = dict(os.environ)
+        env.update({
+            "ANSIBLE_CONFIG": os.path.join(TOP, "ansible.cfg"),
+            "ANSIBLE_COLLECTIONS_PATH": os.path.join(TOP, ".collections"),
+            "ANSIBLE_CALLBACK_PLUGINS": os.path.join(HERE, "callback_plugins"),
+            "ANSIBLE_CALLBACKS_ENABLED": "bench_count",
+            "BENCH_COUNT_FILE": count_file,
+            "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1",
+        })
+        book_path = book if os.path.isabs(book) else os.path.join(TOP, book)
+        argv = [self.playbook_bin, "-i", self.inv[n], book_path] + list(extra)
+        log("run %-38s N=%d ..." % (label, n))
+        meas = runner.run(argv, log_file, env=env, cwd=cfg.work)
+        with open(log_file, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+        recap = {m.group(1): {"ok": int(m.group(2)), "changed": int(m.group(3)), "unreachable": int(m.group(4)),
+                              "failed": int(m.group(5)), "skipped": int(m.group(6))} for m in RECAP.finditer(text)}
+        hosts = [h for h, _ in self.fleet[:n]]
+        counts = count_lines(count_file, hosts)
+        rec = dict(meas, label=label, playbook=book, hosts=n, extra=list(extra), log=os.path.relpath(log_file, TOP),
+                   recap=recap, counts=counts,
+                   changed=sum(r["changed"] for h, r in recap.items() if h in hosts),
+                   failed=sum(r["failed"] + r["unreachable"] for r in recap.values()),
+                   load_avg=os.getloadavg())
+        rec["ok"] = meas["rc"] == 0 and rec["failed"] == 0
+        rec["noop_ok"] = rec["ok"] and (rec["changed"] == 0 or not expect_noop)
+        rec["cpu_s_per_host"] = meas["cpu_s"] / n
+        self.runs.append(rec)
+        log("    %-38s %6.1fs rc=%d changed=%d failed=%d cpu=%.1fs peak_pss=%s modules/host=%s" % (
+            label, meas["wall_s"], meas["rc"], rec["changed"], rec["failed"], meas["cpu_s"],
+            human(meas["peak_pss_bytes"]), fmt(counts["modules_per_host"])))
+        return rec
+
+    # ---------------------------------------------------------------- sections
+    def section_noop(self):
+        cfg = self.cfg
+        figs = self.results["figures"].setdefault("noop", {"by_hosts": {}})
+        why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml")
+        if why:
+            self.not_measured("no-op re-run of deploy-qwen.yml (and module executions per host)", why)
+        else:
+            first = self.playbook("first deploy (deploy-qwen.yml)", "playbooks/deploy-qwen.yml", cfg.fleet_size)
+            figs["first_deploy"] = pick(first)
+            self.deployed = first["ok"]
+            if not first["ok"]:
+                self.not_measured("no-op re-run of deploy-qwen.yml", "the first deploy failed (rc=%d, see %s)" % (first["rc"], first["log"]))
+        setup = self.playbook("floor set-up (untimed)", "bench/playbooks/floor_setup.yml", cfg.fleet_size)
+        if not setup["ok"]:
+            self.not_measured("floor playbook", "floor set-up failed (see %s)" % setup["log"])
+            return
+        for n in cfg.noop_hosts:
+            floors, noops = [], []
+            for _ in range(cfg.repeat):
+                floors.append(self.playbook("floor (minimal facts + compose no-op)", "bench/playbooks/floor.yml", n, expect_noop=True))
+                if self.deployed:
+                    noops.append(self.playbook("no-op re-run (deploy-qwen.yml)", "playbooks/deploy-qwen.yml", n, expect_noop=True))
+            entry = {"floor": agg(floors)}
+            if noops:
+                entry["noop"] = agg(noops)
+                entry["ratio"] = metrics.ratio(entry["noop"]["wall_s"], entry["floor"]["wall_s"])
+            figs["by_hosts"][str(n)] = entry
+        by = figs["by_hosts"]
+        lo, hi = str(min(cfg.noop_hosts)), str(max(cfg.noop_hosts))
+        if self.deployed and lo != hi:
+            figs["scaling"] = {"from": int(lo), "to": int(hi),
+                               "ratio": metrics.ratio(by[hi]["noop"]["wall_s"], by[lo]["noop"]["wall_s"]),
+                               "floor_ratio": metrics.ratio(by[hi]["floor"]["wall_s"], by[lo]["floor"]["wall_s"])}
+
+    def section_prefetch(self):
+        cfg = self.cfg
+        n = cfg.prefetch_hosts
+        figs = self.results["figures"].setdefault("prefetch", {"hosts": n, "model": cfg.model})
+        hosts = [h for h, _ in self.fleet[:n]]
+        seed = hosts[0]
+        files = http_json(self.hub_url("/api/v1/models/%s/repo/files?Revision=master&Recursive=True" % cfg.model))["Data"]["Files"]
+        blobs = [f for f in files if f.get("Type") != "tree"]
+        model_bytes = sum(int(f["Size"]) for f in blobs)
+        figs["model_bytes"] = model_bytes
+        figs["files"] = len(blobs)
+        log("prefetch: %s, %d files, %s, %d hosts" % (cfg.model, len(blobs), human(model_bytes), n))
+
+        # Floor 1: a plain HTTP GET of every file from the hub onto the seed (no verification).
+        http_json(self.hub_url("/_sim/reset"), data=b"{}")
+        getter = ("import os, sys, urllib.request, urllib.parse\n"
+                  "base, model, dest = sys.argv[1:4]\n"
+                  "for path in sys.stdin.read().split('\\n'):\n"
+                  "    if not path: continue\n"
+                  "    q = urllib.parse.urlencode({'Revision': 'master', 'FilePath': path})\n"
+                  "    out = os.path.join(dest, path)\n"
+                  "    os.makedirs(os.path.dirname(out), exist_ok=True)\n"
+                  "    with urllib.request.urlopen('%s/api/v1/models/%s/repo?%s' % (base, model, q)) as r, open(out, 'wb') as f:\n"
+                  "        while True:\n"
+                  "            b = r.read(1 << 20)\n"
+                  "            if not b: break\n"
+                  "            f.write(b)\n")
+        dexec(seed, "rm -rf %s %s && mkdir -p %s && cat > %s/get.py" % (FLOOR_DIR, RSYNCD_DIR, RSYNCD_DIR, RSYNCD_DIR), input_text=getter)
+        t0 = time.monotonic()
+        dexec(seed, "python3 %s/get.py http://ascendfleet-sim-hub:8080 %s %s" % (RSYNCD_DIR, cfg.model, FLOOR_DIR),
+              input_text="\n".join(f["Path"] for f in blobs) + "\n")
+        figs["floor_hub_get_s"] = time.monotonic() - t0
+        got = int(dexec(seed, "du -sb %s | cut -f1" % FLOOR_DIR).strip() or 0)
+        figs["floor_hub_get_bytes_on_disk"] = got
+
+        # Floor 2: a plain parallel rsync of those files from the seed to the other hosts.
+        if n > 1:
+            conf = ("pid file = %s/rsyncd.pid\nport = 8731\nuse chroot = no\nuid = root\ngid = root\n"
+                    "[floor]\npath = %s\nread only = yes\n" % (RSYNCD_DIR, FLOOR_DIR))
+            dexec(seed, "cat > %s/rsyncd.conf && rsync --daemon --config=%s/rsyncd.conf" % (RSYNCD_DIR, RSYNCD_DIR), input_text=conf)
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            procs = [subprocess.Popen(["docker", "exec", h, "sh", "-c", "rm -rf %s && rsync -a rsync://%s:8731/floor/ %s/" % (FLOOR_COPY, seed, FLOOR_COPY)],  # pylint: disable=consider-using-with
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for h in hosts[1:]]
+            outs = [p.communicate()[0] for p in procs]
+            figs["floor_rsync_s"] = time.monotonic() - t0
+            bad = [(h, o.decode()[-300:]) for h, p, o in zip(hosts[1:], procs, outs) if p.returncode != 0]
+            dexec(seed, "pkill -F %s/rsyncd.pid || true" % RSYNCD_DIR, check=False)
+            if bad:
+                raise RuntimeError("floor rsync failed: %s" % bad)
+        else:
+            figs["floor_rsync_s"] = 0.0
+        figs["floor_s"] = figs["floor_hub_get_s"] + figs["floor_rsync_s"]
+        for h in hosts:
+            dexec(h, "rm -rf %s %s %s" % (FLOOR_DIR, FLOOR_COPY, RSYNCD_DIR), check=False)
+
+        why = self.why_not("model_prefetch", "prefetch.yml")
+        if why:
+            self.not_measured("prefetch fan-out, hub bytes and cached no-op", why)
+            return
+        extra_file = os.path.join(cfg.work, "prefetch-vars.json")
+        with open(extra_file, "w", encoding="utf-8") as handle:
+            json.dump({"vllm_compose_deployments": [{"name": "benchweights", "model": cfg.model, "revision": "master"}]}, handle)
+        for h in hosts:
+            dexec(h, "rm -rf %s/%s" % (MODEL_DIR, cfg.model), check=False)
+        http_json(self.hub_url("/_sim/reset"), data=b"{}")
+        fan = self.playbook("prefetch fan-out (prefetch.yml)", "playbooks/prefetch.yml", n, extra=["-e", "@" + extra_file])
+        stats = http_json(self.hub_url("/_sim/stats"))
+        served = ((stats.get("models") or {}).get(cfg.model) or {}).get("bytes", 0)
+        complete = [h for h in hosts if subprocess.run(["docker", "exec", h, "test", "-f", "%s/%s/.ascendfleet/complete" % (MODEL_DIR, cfg.model)],
+                                                         capture_output=True, check=False).returncode == 0]
+        figs["fanout"] = pick(fan)
+        figs["fanout"]["hosts_complete"] = len(complete)
+        figs["hub_bytes"] = served
+        figs["hub_models_served"] = served / model_bytes if model_bytes else None
+        figs["fanout_ratio"] = metrics.ratio(fan["wall_s"], figs["floor_s"])
+        figs["fanout_ratio_rsync_only"] = metrics.ratio(fan["wall_s"], figs["floor_rsync_s"]) if n > 1 else None
+        if not fan["ok"] or len(complete) != n:
+            self.not_measured("prefetch cached no-op", "the fan-out did not complete on every host (%d of %d; see %s)" % (len(complete), n, fan["log"]))
+            return
+        noop = self.playbook("prefetch no-op (prefetch.yml, cached)", "playbooks/prefetch.yml", n,
+                             extra=["-e", "@" + extra_file], expect_noop=True)
+        figs["noop"] = pick(noop)
+        # Floor: sha256sum of the same files on every host at once (what re-hashing costs).
+        t0 = time.monotonic()
+        cmd = "cd %s/%s && find . -type f ! -path './.ascendfleet/*' -print0 | xargs -0 sha256sum >/dev/null" % (MODEL_DIR, cfg.model)
+        procs = [subprocess.Popen(["docker", "exec", h, "sh", "-c", cmd]) for h in hosts]  # pylint: disable=consider-using-with
+        rcs = [p.wait() for p in procs]
+        figs["sha256sum_s"] = time.monotonic() - t0
+        if any(rcs):
+            self.results["errors"].append("sha256sum floor failed on %s" % [h for h, rc in zip(hosts, rcs) if rc])
+        figs["sha256sum_speedup"] = metrics.ratio(figs["sha256sum_s"], noop["wall_s"])
+        floor = self.playbook("floor (minimal facts + compose no-op)", "bench/playbooks/floor.yml", n, expect_noop=True)
+        figs["noop_floor"] = pick(floor)
+        figs["noop_vs_floor"] = metrics.ratio(noop["wall_s"], floor["wall_s"])
+        for h in hosts:
+            dexec(h, "rm -rf %s/%s" % (MODEL_DIR, cfg.model), check=False)
+
+    def endpoints(self, hosts):
+        found = {}
+        for h in hosts:
+            ip = sh(["docker", "inspect", "-f", '{{with index .NetworkSettings.Networks "%s"}}{{.IPAddress}}{{end}}' % self.cfg.network, h]).strip()
+            raw = dexec(h, 'ids=$(docker ps -q --filter label=com.docker.compose.project); [ -z "$ids" ] || docker inspect $ids')
+            for ep in fleet_endpoints.endpoints(json.loads(raw) if raw.strip() else [], ip):
+                found[h] = ep
+        return found
+
+    def startup_times(self, hosts, eps):
+        """Per host: the serving container's own start-up (State.StartedAt -> its log line
+        'Application startup complete.'), its image, and that line's time."""
+        out = {}
+        for h in hosts:
+            ep = eps.get(h)
+            if not ep:
+                continue
+            info = json.loads(dexec(h, "docker inspect %s" % ep["container"]))[0]
+            started = parse_ts(info["State"]["StartedAt"])
+            logs = dexec(h, "docker logs -t %s 2>&1 | grep -m1 'Application startup complete' || true" % ep["container"])
+            ready = parse_ts(logs.split()[0]) if logs.strip() else None
+            out[h] = {"image": info["Config"]["Image"], "started": started, "ready": ready,
+                      "startup_s": (ready - started) if (ready and started) else None}
+        return out
+
+    def section_rollout(self):
+        cfg = self.cfg
+        why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml")
+        if why:
+            self.not_measured("rolling image-tag rollout", why)
+            return
+        if not self.deployed:
+            self.not_measured("rolling image-tag rollout", "no deployment (the first deploy failed or did not run)")
+            return
+        n = cfg.rollout_hosts
+        hosts = [h for h, _ in self.fleet[:n]]
+        figs = self.results["figures"].setdefault("rollout", {"hosts": n, "runs": []})
+        tags = [cfg.rollout_to, cfg.rollout_from]
+        for i, serial in enumerate(cfg.rollout_serials):
+            target = tags[i % 2]
+            eps = self.endpoints(hosts)
+            if len(eps) != n:
+                self.not_measured("rollout serial %s" % serial, "endpoints found on %d of %d hosts" % (len(eps), n))
+                continue
+            poller = Poller({h: e["url"] for h, e in eps.items()})
+            poller.start()
+            time.sleep(2)
+            t_start = time.time()
+            rec = self.playbook("rollout serial %s -> %s" % (serial, target), "playbooks/deploy-qwen.yml", n,
+                                extra=["-e", "vllm_compose_image_version=%s" % target, "-e", "vllm_compose_serial=%s" % serial])
+            t_end = time.time()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not all(s and s[-1][1] for s in poller.samples.values()):
+                time.sleep(0.5)
+            time.sleep(1)
+            samples = poller.stop()
+            after = self.startup_times(hosts, self.endpoints(hosts))
+            batch = metrics.batch_size(serial, n)
+            cap = metrics.capacity(samples)
+            per_host = {}
+            for h in hosts:
+                un = metrics.unavailability(samples[h])
+                st = after.get(h, {})
+                per_host[h] = dict(un, startup_s=st.get("startup_s"), image=st.get("image"),
+                                   overhead_s=(un["longest"] - st["startup_s"]) if (un["outages"] and st.get("startup_s") is not None) else None,
+                                   samples=len(samples[h]))
+            figs["runs"].append({
+                "serial": serial, "batch": batch, "target": target, "run": pick(rec),
+                "window_s": t_end - t_start,
+                "per_host": per_host,
+                "unavailability": metrics.summary([p["longest"] for p in per_host.values()]),
+                "startup": metrics.summary([p["startup_s"] for p in per_host.values()]),
+                "overhead": metrics.summary([p["overhead_s"] for p in per_host.values()]),
+                "hosts_on_target": sum(1 for p in per_host.values() if (p["image"] or "").split(":")[-1].startswith(target)),
+                "capacity_min": cap["min"], "capacity_floor": n - batch,
+                "capacity_ok": cap["min"] is not None and cap["min"] >= n - batch,
+            })
+            r = figs["runs"][-1]
+            log("    rollout serial %s: unavailability max %s s, start-up median %s s, overhead max %s s, capacity min %s (floor %d)" % (
+                serial, fmt(r["unavailability"]["max"]), fmt(r["startup"]["median"]), fmt(r["overhead"]["max"]), r["capacity_min"], n - batch))
+
+    # ---------------------------------------------------------------- driver
+    def run(self):
+        cfg = self.cfg
+        self.results["machine"] = machine()
+        self.results["config"] = cfg.as_dict()
+        self.results["started"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        self.results["commit"] = sh(["git", "-C", TOP, "rev-parse", "HEAD"], check=False).strip()
+        self.results["missing"] = sorted(self.missing.values())
+        for why in self.results["missing"]:
+            log("missing: %s" % why)
+        t0 = time.monotonic()
+        try:
+            self.up()
+            for section in ("noop", "prefetch", "rollout"):
+                if section not in cfg.sections:
+                    continue
+                try:
+                    getattr(self, "section_" + section)()
+                except Exception as exc:  # pylint: disable=broad-except
+                    # A section that breaks is reported and the others still run.
+                    self.results["errors"].append("%s: %s" % (section, exc))
+                    self.not_measured("section %s" % section, "harness error: %s" % str(exc)[:500])
+        finally:
+            self.results["machine"]["load_avg_end"] = os.getloadavg()
+            self.down()
+        self.results["total_s"] = time.monotonic() - t0
+        self.results["control"] = control_cost(self.runs)
+        return self.results
+
+
+# -------------------------------------------------------------------- helpers
+def count_lines(path, hosts):
+    mods, cmds, xfers, by_module = {}, {}, {}, {}
+    local = 0
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                host = rec.get("host")
+                if rec["kind"] == "module":
+                    mods[host] = mods.get(host, 0) + 1
+                    by_module[rec.get("module")] = by_module.get(rec.get("module"), 0) + 1
+                    if rec.get("connection") and "local" in rec["connection"] and host in hosts:
+                        local += 1
+                elif rec["kind"] == "command":
+                    cmds[host] = cmds.get(host, 0) + 1
+                elif rec["kind"] == "transfer":
+                    xfers[host] = xfers.get(host, 0) + 1
+    on_hosts = sum(mods.get(h, 0) for h in hosts)
+    return {
+        "modules_per_host": on_hosts / len(hosts) if hosts else None,
+        "modules_max_host": max((mods.get(h, 0) for h in hosts), default=0),
+        "modules_total": sum(mods.values()),
+        "modules_for_hosts_run_locally": local,
+        "remote_commands": sum(cmds.values()),
+        "transfers": sum(xfers.values()),
+        "commands_per_module": (sum(cmds.values()) / sum(mods.values())) if mods else None,
+        "by_module": dict(sorted(by_module.items(), key=lambda kv: -kv[1])),
+    }
+
+
+def pick(rec):
+    keys = ("wall_s", "cpu_s", "cpu_s_per_host", "peak_rss_bytes", "peak_pss_bytes", "rc", "ok", "changed", "noop_ok",
+            "failed", "hosts", "log", "load_avg")
+    out = {k: rec[k] for k in keys}
+    out["modules_per_host"] = rec["counts"]["modules_per_host"]
+    out["commands_per_module"] = rec["counts"]["commands_per_module"]
+    out["by_module"] = rec["counts"]["by_module"]
+    return out
+
+
+def agg(recs):
+    """Median wall time of repeated runs, with the run closest to it for the other figures."""
+    if not recs:
+        return None
+    wall = metrics.percentile([r["wall_s"] for r in recs], 50)
+    best = min(recs, key=lambda r: abs(r["wall_s"] - wall))
+    out = pick(best)
+    out["wall_s"] = wall
+    out["walls"] = [r["wall_s"] for r in recs]
+    out["ok"] = all(r["ok"] for r in recs)
+    out["noop_ok"] = all(r["noop_ok"] for r in recs)
+    return out
+
+
+def control_cost(runs):
+    measured = [r for r in runs if r["ok"]]
+    if not measured:
+        return None
+    worst = max(measured, key=lambda r: r["peak_pss_bytes"])
+    return {
+        "peak_pss_bytes": worst["peak_pss_bytes"], "peak_rss_bytes": worst["peak_rss_bytes"],
+        "peak_run": worst["label"], "peak_run_hosts": worst["hosts"],
+        "by_run": [{"label": r["label"], "hosts": r["hosts"], "cpu_s": r["cpu_s"], "cpu_s_per_host": r["cpu_s_per_host"],
+                    "peak_pss_bytes": r["peak_pss_bytes"], "peak_rss_bytes": r["peak_rss_bytes"], "wall_s": r["wall_s"]}
+                   for r in measured],
+    }
+
+
+def parse_ts(text):
+    """RFC 3339 time from Docker (nanoseconds, Z) -> epoch seconds; None for Docker's zero time."""
+    text = text.strip()
+    if not text or text.startswith("0001-"):
+        return None
+    m = re.match(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$", text)
+    if not m:
+        raise ValueError("unexpected Docker time %r" % text)
+    base = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")
+    tz = datetime.timezone.utc if m.group(3) == "Z" else datetime.datetime.strptime(m.group(3).replace(":", ""), "%z").tzinfo
+    frac = float("0." + m.group(2)) if m.group(2) else 0.0
+    return base.replace(tzinfo=tz).timestamp() + frac
+
+
+def machine():
+    mem = 0
+    with open("/proc/meminfo", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) * 1024
+    cpu = ""
+    with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+        for line in handle:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {
+        "hostname": platform.node(), "cores": os.cpu_count(), "cpu": cpu, "memory_bytes": mem,
+        "kernel": platform.release(), "load_avg_start": os.getloadavg(),
+        "docker": sh(["docker", "version", "-f", "{{.Server.Version}}"], check=False).strip(),
+        "ansible_core": sh([shutil.which("ansible-playbook") or "ansible-playbook", "--version"], check=False).split("\n")[0],
+        "python": platform.python_version(),
+    }
+
+
+def human(n):
+    if n is None:
+        return "-"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return ("%.0f %s" if unit == "B" else "%.1f %s") % (n, unit)
+        n /= 1024.0
+    return str(n)
+
+
+def fmt(x, digits=1):
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return "%.*f" % (digits, x)
+    return str(x)
+
+
+def main():
+    cfg = Config()
+    if not shutil.which("ansible-playbook"):
+        raise SystemExit("bench: ansible-playbook not found: run through `make bench` (it puts the venv first on PATH)")
+    os.makedirs(cfg.work, exist_ok=True)
+    bench = Bench(cfg)
+    results = bench.run()
+    import report  # pylint: disable=import-outside-toplevel
+    text = report.figures_text(results)
+    print(text, flush=True)
+    out_json = os.path.join(cfg.work, "latest.json")
+    with open(out_json, "w", encoding="utf-8") as handle:
+        json.dump(results, handle, indent=1, sort_keys=True)
+    if cfg.write_docs:
+        os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+        shutil.copy(out_json, os.path.join(HERE, "results", "latest.json"))
+        with open(os.path.join(TOP, "docs", "benchmarks.md"), "w", encoding="utf-8") as handle:
+            handle.write(report.markdown(results))
+        log("wrote docs/benchmarks.md and bench/results/latest.json")
+    else:
+        log("quick mode: results in %s (docs/benchmarks.md not rewritten; BENCH_WRITE_DOCS=1 to force)" % out_json)
+    harness_broke = bool(results["errors"])
+    return 1 if harness_broke else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Pure helpers of the benchmark harness (bench/run.sh); test infrastructure, never shipped."""

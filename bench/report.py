@@ -1,0 +1,238 @@
+"""Text and Markdown of the benchmark results (bench/bench.py writes docs/benchmarks.md)."""
+
+GOALS = {
+    "noop_ratio": 2.0, "noop_scaling": 2.5, "modules_per_host": 15, "fanout_ratio": 1.3,
+    "hub_models": 1.0, "sha256_speedup": 20.0, "rollout_overhead_s": 10.0,
+}
+
+
+def _f(x, digits=1, unit=""):
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        return ("%.*f" % (digits, x)) + unit
+    return str(x) + unit
+
+
+def _gib(n):
+    return "-" if n is None else "%.2f GiB" % (n / 1073741824.0)
+
+
+def _mib(n):
+    return "-" if n is None else "%.0f MiB" % (n / 1048576.0)
+
+
+def _goal(value, goal, higher_is_better=False):
+    if value is None:
+        return "-"
+    met = value >= goal if higher_is_better else value <= goal
+    return ("met" if met else "NOT met") + " (%s %s)" % (">=" if higher_is_better else "<=", _f(float(goal), 1))
+
+
+def rows(results):
+    """(figure, value, floor, ratio, goal) rows for every measured figure."""
+    out = []
+    figs = results.get("figures", {})
+    noop = figs.get("noop") or {}
+    for n, e in sorted((noop.get("by_hosts") or {}).items(), key=lambda kv: int(kv[0])):
+        fl = e.get("floor") or {}
+        if "noop" in e:
+            nr = e["noop"]
+            note = "" if nr["noop_ok"] else " (changed=%d: not a no-op!)" % nr["changed"]
+            out.append(("no-op re-run deploy-qwen.yml, N=%s" % n, _f(nr["wall_s"], 1, " s") + note,
+                        _f(fl.get("wall_s"), 1, " s") + " floor playbook", _f(e.get("ratio"), 2, "x"),
+                        _goal(e.get("ratio"), GOALS["noop_ratio"])))
+            out.append(("module executions per host (no-op, N=%s)" % n, _f(nr["modules_per_host"], 1),
+                        _f(fl.get("modules_per_host"), 1) + " floor", _f(_ratio(nr["modules_per_host"], fl.get("modules_per_host")), 1, "x"),
+                        _goal(nr["modules_per_host"], GOALS["modules_per_host"])))
+            out.append(("control node CPU per host (no-op, N=%s)" % n, _f(nr["cpu_s_per_host"], 2, " s"),
+                        _f(fl.get("cpu_s_per_host"), 2, " s") + " floor", _f(_ratio(nr["cpu_s_per_host"], fl.get("cpu_s_per_host")), 2, "x"), "-"))
+            out.append(("control node peak memory (no-op, N=%s)" % n, _mib(nr["peak_pss_bytes"]) + " PSS",
+                        _mib(fl.get("peak_pss_bytes")) + " floor", _f(_ratio(nr["peak_pss_bytes"], fl.get("peak_pss_bytes")), 2, "x"), "-"))
+        else:
+            out.append(("floor playbook, N=%s" % n, _f(fl.get("wall_s"), 1, " s"), "-", "-", "-"))
+    sc = noop.get("scaling")
+    if sc:
+        out.append(("no-op N=%d vs N=%d" % (sc["to"], sc["from"]), _f(sc["ratio"], 2, "x"),
+                    _f(sc["floor_ratio"], 2, "x") + " floor's own", "-", _goal(sc["ratio"], GOALS["noop_scaling"])))
+    pf = figs.get("prefetch") or {}
+    if "fanout" in pf:
+        out.append(("prefetch fan-out %s to %d hosts" % (_gib(pf["model_bytes"]), pf["hosts"]), _f(pf["fanout"]["wall_s"], 1, " s"),
+                    "%s s hub GET + %s s parallel rsync" % (_f(pf["floor_hub_get_s"], 1), _f(pf["floor_rsync_s"], 1)),
+                    _f(pf.get("fanout_ratio"), 2, "x"), _goal(pf.get("fanout_ratio"), GOALS["fanout_ratio"])))
+        if pf.get("fanout_ratio_rsync_only") is not None:
+            out.append(("  same, vs the parallel rsync alone", _f(pf["fanout"]["wall_s"], 1, " s"), _f(pf["floor_rsync_s"], 1, " s"),
+                        _f(pf["fanout_ratio_rsync_only"], 2, "x"), "-"))
+        out.append(("hub bytes for the fan-out", _gib(pf["hub_bytes"]), _gib(pf["model_bytes"]) + " (one model)",
+                    _f(pf.get("hub_models_served"), 2, "x"), _goal(pf.get("hub_models_served"), GOALS["hub_models"])))
+    elif "floor_s" in pf:
+        out.append(("prefetch floors (role not measured)", "-", "%s s hub GET + %s s rsync" % (_f(pf["floor_hub_get_s"], 1), _f(pf["floor_rsync_s"], 1)), "-", "-"))
+    if "noop" in pf:
+        out.append(("prefetch no-op, cached %s, %d hosts" % (_gib(pf["model_bytes"]), pf["hosts"]), _f(pf["noop"]["wall_s"], 1, " s"),
+                    _f(pf["sha256sum_s"], 1, " s") + " parallel sha256sum", _f(pf.get("sha256sum_speedup"), 1, "x faster"),
+                    _goal(pf.get("sha256sum_speedup"), GOALS["sha256_speedup"], higher_is_better=True)))
+        out.append(("  same, vs the floor playbook", _f(pf["noop"]["wall_s"], 1, " s"), _f(pf["noop_floor"]["wall_s"], 1, " s"),
+                    _f(pf.get("noop_vs_floor"), 2, "x"), "-"))
+    for r in (figs.get("rollout") or {}).get("runs", []):
+        label = "rollout serial %s (batch %d) -> %s, %d hosts" % (r["serial"], r["batch"], r["target"], len(r["per_host"]))
+        out.append((label + ": unavailability per host (max)", _f(r["unavailability"]["max"], 1, " s"),
+                    _f(r["startup"]["median"], 1, " s") + " stand-in start-up (median)",
+                    "+" + _f(r["overhead"]["max"], 1, " s") + " overhead (max)",
+                    _goal(r["overhead"]["max"], GOALS["rollout_overhead_s"])))
+        out.append(("  fleet capacity (min endpoints answering)", _f(r["capacity_min"]), "N - batch = %d" % r["capacity_floor"], "-",
+                    "met" if r["capacity_ok"] else "NOT met"))
+        out.append(("  rollout wall time", _f(r["run"]["wall_s"], 1, " s"), "%d/%d hosts on target" % (r["hosts_on_target"], len(r["per_host"])), "-", "-"))
+    ctl = results.get("control")
+    if ctl:
+        out.append(("control node peak memory (any run)", _mib(ctl["peak_pss_bytes"]) + " PSS / " + _mib(ctl["peak_rss_bytes"]) + " RSS",
+                    "%s, N=%d" % (ctl["peak_run"], ctl["peak_run_hosts"]), "-", "-"))
+    return out
+
+
+def _ratio(a, b):
+    if a is None or not b:
+        return None
+    return a / b
+
+
+def figures_text(results):
+    lines = ["", "=" * 100, "ascendfleet.llm benchmarks (%s, load %s)" % (
+        results.get("started"), " ".join("%.1f" % x for x in results["machine"]["load_avg_start"])), "=" * 100]
+    for fig, value, floor, ratio, goal in rows(results):
+        lines.append("%-58s %-22s | floor %-40s | %-16s | goal %s" % (fig, value, floor, ratio, goal))
+    for nm in results.get("not_measured", []):
+        lines.append("NOT MEASURED: %s: %s" % (nm["what"], nm["why"]))
+    for err in results.get("errors", []):
+        lines.append("HARNESS ERROR: %s" % err)
+    lines.append("total %.0f s; machine: %d cores, %.1f GiB; load at end %s" % (
+        results.get("total_s", 0), results["machine"]["cores"], results["machine"]["memory_bytes"] / 1073741824.0,
+        " ".join("%.1f" % x for x in results["machine"].get("load_avg_end", []))))
+    return "\n".join(lines)
+
+
+def markdown(results):
+    m = results["machine"]
+    cfg = results["config"]
+    out = [
+        "# Benchmarks",
+        "",
+        "Generated by `make bench` (bench/run.sh -> bench/bench.py); do not edit by hand. Raw figures:",
+        "[bench/results/latest.json](../bench/results/latest.json). Absolute times on a shared 2-core machine are",
+        "noise, so every figure is a ratio against a floor measured in the same run, on the same fleet.",
+        "",
+        "## Latest run",
+        "",
+        "- Date: %s; commit `%s`; total %.0f s" % (results.get("started"), (results.get("commit") or "")[:12], results.get("total_s", 0)),
+        "- Machine: %d cores (%s), %.1f GiB memory, kernel %s, Docker %s, %s, Python %s" % (
+            m["cores"], m["cpu"], m["memory_bytes"] / 1073741824.0, m["kernel"], m["docker"], m["ansible_core"], m["python"]),
+        "- Load average (1, 5, 15 min) at the start: %s; at the end: %s (the machine is shared with other jobs)" % (
+            ", ".join("%.2f" % x for x in m["load_avg_start"]), ", ".join("%.2f" % x for x in m.get("load_avg_end", []))),
+        "- Sizes: no-op on N = %s; prefetch %.2f GiB in %d shards to %d hosts; rollout over %d hosts with serial %s (%s <-> %s); repeat %d" % (
+            ", ".join(str(n) for n in cfg["noop_hosts"]), cfg["prefetch_bytes"] / 1073741824.0, cfg["prefetch_shards"],
+            cfg["prefetch_hosts"], cfg["rollout_hosts"], " and ".join(cfg["rollout_serials"]), cfg["rollout_from"], cfg["rollout_to"], cfg["repeat"]),
+        "",
+        "| Figure | Value | Floor (same run) | Ratio | Goal |",
+        "|---|---|---|---|---|",
+    ]
+    for fig, value, floor, ratio, goal in rows(results):
+        out.append("| %s | %s | %s | %s | %s |" % (fig.strip(), value, floor, ratio, goal))
+    if results.get("not_measured"):
+        out += ["", "Not measured in this run:", ""]
+        out += ["- %s: %s" % (nm["what"], nm["why"]) for nm in results["not_measured"]]
+    if results.get("errors"):
+        out += ["", "Harness errors in this run:", ""]
+        out += ["- %s" % e for e in results["errors"]]
+    noop = (results.get("figures") or {}).get("noop") or {}
+    worst = None
+    for e in (noop.get("by_hosts") or {}).values():
+        if "noop" in e:
+            worst = e["noop"]
+    if worst:
+        out += ["", "Module executions of the no-op re-run at N=%d, by module (all hosts):" % worst["hosts"], ""]
+        out += ["| Module | Executions |", "|---|---|"]
+        out += ["| `%s` | %d |" % (k, v) for k, v in worst["by_module"].items()]
+    out += ["", METHOD]
+    return "\n".join(out) + "\n"
+
+
+METHOD = """## Reproduce
+
+```sh
+make bench                      # about 15-20 min here; BENCH_QUICK=1 make bench for a smaller, faster pass
+BENCH_NOOP_HOSTS=1,4,8 BENCH_PREFETCH_SIZE=4GiB BENCH_PREFETCH_HOSTS=4 BENCH_ROLLOUT_HOSTS=8 make bench
+```
+
+Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8`), `BENCH_PREFETCH_SIZE`
+(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUT_HOSTS` (`4`),
+`BENCH_ROLLOUT_SERIALS` (`1,25%`), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_SECTIONS`
+(`noop,prefetch,rollout`), `BENCH_KEEP=1` (leave the fleet up), `BENCH_HUB_PORT` (`18180`),
+`BENCH_PREFIX`/`BENCH_NETWORK` (`ascendfleet-bench`), `BENCH_WRITE_DOCS` (`1`, `0` in quick mode).
+The benchmark never fails on speed: it exits non-zero only when the harness itself breaks.
+
+## How each figure is measured
+
+The harness brings up its own fleet with `tests/sim/fleet.sh` (`ASCENDFLEET_SIM_INVENTORY` = a
+generated inventory of N hosts `ascendfleet-bench-NN`, the first with the seed's profile
+`seed-910b2`, the others `idle-910b3`; `ASCENDFLEET_SIM_NETWORK=ascendfleet-bench`;
+`ASCENDFLEET_SIM_HUB=0`) and its own stand-in hub `ascendfleet-bench-hub` (network alias
+`ascendfleet-sim-hub`, so the sim group_vars reach it; published on 127.0.0.1:18180; a config with
+the benchmark's multi-GiB model). The inventories for N = 1, 4, 8 are the first N hosts of one fleet
+and carry a copy of `inventories/sim/group_vars`. Every playbook runs with the repository's
+`ansible.cfg`, so forks, pipelining and fact gathering are what users get. Everything is torn
+down at the end.
+
+1. **No-op re-run.** `playbooks/deploy-qwen.yml` is run once to deploy (the "first deploy" row),
+   then, per N, the floor and the re-run are timed back to back. The floor
+   (`bench/playbooks/floor.yml`) gathers minimal facts (`setup: gather_subset: [min]`) and runs one
+   `community.docker.docker_compose_v2` no-op per host on a one-container project prepared by
+   `bench/playbooks/floor_setup.yml` (not timed). A re-run that changes anything is flagged.
+   **Module executions** are counted by `bench/callback_plugins/bench_count.py`: it wraps
+   `ActionBase._execute_module` (every AnsiballZ payload an action plugin runs, whichever plugin
+   asked: `template` counts its `stat` and its `copy`, each `async_status` poll counts), plus
+   `_low_level_execute_command` and `_transfer_data` (to check pipelining: with it, one remote
+   command per module and no file transfer). ansible-core forks its workers from the process
+   that loaded the callback, so the wraps see every task. `set_fact`, `assert`, `debug`,
+   `include_*` run no module and count nothing. Modules that run on the control node for a host
+   (`delegate_to: localhost`, `run_once` reports) are counted for that host.
+2. **Prefetch fan-out.** The floor is what a person with a shell would do: a plain HTTP GET of
+   every file of the model from the hub onto the seed (Python `urllib`, no verification), then
+   a plain parallel `rsync -a` from a read-only rsync daemon on the seed to the other N-1 hosts.
+   Then the role runs (`playbooks/prefetch.yml` with `vllm_compose_deployments` naming the
+   benchmark's model, empty caches); the hub's `/_sim/stats` byte counter for that model, reset
+   just before, gives the bytes served (goal: one model's worth whatever N).
+3. **Prefetch no-op.** `prefetch.yml` again on the cached model vs `sha256sum` of the same files
+   on all N hosts at once (what re-hashing costs; the files are in the page cache, so this floor
+   is CPU-bound and favours the re-hash), and vs the floor playbook on the same N hosts. The
+   speed-up grows with the model: the no-op reads no model bytes, `sha256sum` reads them all.
+4. **Rollout.** `deploy-qwen.yml -e vllm_compose_image_version=<tag> -e vllm_compose_serial=<s>`,
+   alternating between two stand-in tags so each run changes every host. A client thread per
+   endpoint (`bench/benchlib/poller.py`) polls `GET /v1/models` every 0.25 s (2 s timeout) from
+   the control node. Per host, unavailability = last good answer -> first good answer
+   (`benchlib/metrics.py: outages`); the stand-in's own start-up is the new container's
+   `State.StartedAt` -> its `Application startup complete.` log line (the configured model-load
+   delay plus process start); overhead = the longest outage minus that start-up. Capacity = the
+   number of endpoints whose latest answer was good, at every answer; its minimum is compared with
+   N - batch (batch as Ansible computes `serial`).
+5. **Control node.** Every `ansible-playbook` runs under `bench/benchlib/runner.py`: CPU seconds
+   from `os.wait4` rusage (the playbook, its forked workers and the `docker exec` clients of the
+   docker connection), peak memory by sampling the process tree's RSS and PSS from `/proc` every
+   0.2 s (PSS splits the pages the forked workers share; RSS counts them once per process).
+
+## Settings that matter (ansible.cfg)
+
+- **Pipelining**: ansible-core's global `pipelining` is read from `[defaults]` or `[connection]`;
+  the `[ssh_connection]` key only reaches the ssh plugin. `community.docker.docker` has no option
+  of its own (it takes the global one), so the setting now lives in `[connection]`, where both the
+  ssh and the docker connections read it. The benchmark checks it per run: remote commands per
+  module execution is 1.0 with pipelining (one `docker exec` carrying the module on stdin), and
+  about 2-3 without (temp dir, transfer, run, clean-up).
+- **Fact gathering**: `gathering = explicit`; the roles gather what they use (npu_verify reads the
+  host in one module), nothing else runs `setup`.
+- **Forks**: `forks = 20`, above the largest simulated fleet, so no batch waits for a fork.
+- **Strategy / accelerators**: the `free` strategy does not apply to the plays that matter (the
+  deploy play is `serial` and gated per batch; verify and prefetch plan the fleet together with
+  `run_once`/`ansible_play_hosts`). Mitogen for Ansible is not maintained for ansible-core 2.19
+  (its last release supports up to ansible-core 2.17), so it was not tried.
+"""
