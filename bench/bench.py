@@ -58,10 +58,8 @@ class Config:
         self.prefetch_hosts = int(env_str("BENCH_PREFETCH_HOSTS", "2" if quick else "4"))
         self.prefetch_bytes = metrics.parse_size(env_str("BENCH_PREFETCH_SIZE", "256MiB" if quick else "2GiB"))
         self.prefetch_shards = int(env_str("BENCH_PREFETCH_SHARDS", "2" if quick else "4"))
-        self.rollout_hosts = int(env_str("BENCH_ROLLOUT_HOSTS", "2" if quick else "4"))
-        self.rollout_serials = [s.strip() for s in env_str("BENCH_ROLLOUT_SERIALS", "1,25%").split(",") if s.strip()]
-        self.rollout_from = env_str("BENCH_ROLLOUT_FROM", "v0.17.0rc1")
-        self.rollout_to = env_str("BENCH_ROLLOUT_TO", "v0.18.0rc1")
+        # serial@hosts: serial 1 over 4 hosts, then 25% over 8 (batches of 2)
+        self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@4,25%@8"))
         self.repeat = int(env_str("BENCH_REPEAT", "1"))
         self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout").split(",")]
         self.prefix = env_str("BENCH_PREFIX", "ascendfleet-bench")
@@ -72,15 +70,14 @@ class Config:
         self.keep = os.environ.get("BENCH_KEEP", "0") == "1"
         self.work = env_str("BENCH_WORK", os.path.join(TOP, ".cache", "bench"))
         self.write_docs = os.environ.get("BENCH_WRITE_DOCS", "0" if quick else "1") == "1"
-        for name, value in (("BENCH_PREFETCH_HOSTS", self.prefetch_hosts),
-                            ("BENCH_ROLLOUT_HOSTS", self.rollout_hosts), ("BENCH_REPEAT", self.repeat),
+        for name, value in (("BENCH_PREFETCH_HOSTS", self.prefetch_hosts), ("BENCH_REPEAT", self.repeat),
                             ("BENCH_PREFETCH_SHARDS", self.prefetch_shards)):
             if value < 1:
                 raise SystemExit("bench: %s must be a positive integer, got %r" % (name, value))
         unknown = set(self.sections) - {"noop", "prefetch", "rollout"}
         if unknown:
             raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout" % ", ".join(sorted(unknown)))
-        self.fleet_size = max(self.noop_hosts + [self.prefetch_hosts, self.rollout_hosts])
+        self.fleet_size = max(self.noop_hosts + [self.prefetch_hosts] + [n for _, n in self.rollouts])
 
     def as_dict(self):
         return {k: v for k, v in vars(self).items() if k not in ("work",)}
@@ -116,7 +113,7 @@ class Bench:
         self.inv = {}
         self.playbook_bin = shutil.which("ansible-playbook")
         self.missing = self._missing_parts()
-        self.deployed = False
+        self.deployed = None   # None: not tried yet
         os.makedirs(os.path.join(cfg.work, "logs"), exist_ok=True)
         os.makedirs(os.path.join(cfg.work, "counts"), exist_ok=True)
 
@@ -140,7 +137,7 @@ class Bench:
         self.results["not_measured"].append({"what": what, "why": why})
 
     def write_inventories(self):
-        counts = sorted(set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.rollout_hosts, self.cfg.fleet_size]))
+        counts = sorted(set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.fleet_size] + [n for _, n in self.cfg.rollouts]))
         src = os.path.join(TOP, "inventories", "sim", "group_vars")
         for n in counts:
             d = os.path.join(self.cfg.work, "inv-%d" % n)
@@ -258,7 +255,7 @@ class Bench:
         hosts = [h for h, _ in self.fleet[:n]]
         counts = count_lines(count_file, hosts)
         rec = dict(meas, label=label, playbook=book, hosts=n, extra=list(extra), log=os.path.relpath(log_file, TOP),
-                   recap=recap, counts=counts,
+                   recap=recap, counts=counts, changed_tasks=changed_tasks(text),
                    changed=sum(r["changed"] for h, r in recap.items() if h in hosts),
                    failed=sum(r["failed"] + r["unreachable"] for r in recap.values()),
                    load_avg=os.getloadavg())
@@ -266,24 +263,35 @@ class Bench:
         rec["noop_ok"] = rec["ok"] and (rec["changed"] == 0 or not expect_noop)
         rec["cpu_s_per_host"] = meas["cpu_s"] / n
         self.runs.append(rec)
-        log("    %-38s %6.1fs rc=%d changed=%d failed=%d cpu=%.1fs peak_pss=%s modules/host=%s" % (
+        log("    %-38s %6.1fs rc=%d changed=%d failed=%d cpu=%.1fs peak_pss=%s modules/host=%s (%s on the host) cmds/module=%s" % (
             label, meas["wall_s"], meas["rc"], rec["changed"], rec["failed"], meas["cpu_s"],
-            human(meas["peak_pss_bytes"]), fmt(counts["modules_per_host"])))
+            human(meas["peak_pss_bytes"]), fmt(counts["modules_per_host"]), fmt(counts["modules_on_hosts_per_host"]),
+            fmt(counts["commands_per_module"], 2)))
+        if expect_noop and rec["changed_tasks"]:
+            log("    changed on a no-op: %s" % "; ".join(rec["changed_tasks"]))
+        if not rec["ok"]:
+            log("    FAILED: see %s" % rec["log"])
         return rec
 
     # ---------------------------------------------------------------- sections
+    def ensure_deployed(self):
+        """Deploy once on the whole fleet (set-up, not a figure): every host at once
+        (vllm_compose_serial=100%) to save time; the rollouts measure the batches."""
+        if self.deployed is None:
+            first = self.playbook("first deploy (deploy-qwen.yml, serial 100%)", "playbooks/deploy-qwen.yml", self.cfg.fleet_size,
+                                  extra=["-e", "vllm_compose_serial=100%"])
+            self.results["figures"].setdefault("noop", {"by_hosts": {}})["first_deploy"] = pick(first)
+            self.deployed = first["ok"]
+        return self.deployed
+
     def section_noop(self):
         cfg = self.cfg
         figs = self.results["figures"].setdefault("noop", {"by_hosts": {}})
         why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml")
         if why:
             self.not_measured("no-op re-run of deploy-qwen.yml (and module executions per host)", why)
-        else:
-            first = self.playbook("first deploy (deploy-qwen.yml)", "playbooks/deploy-qwen.yml", cfg.fleet_size)
-            figs["first_deploy"] = pick(first)
-            self.deployed = first["ok"]
-            if not first["ok"]:
-                self.not_measured("no-op re-run of deploy-qwen.yml", "the first deploy failed (rc=%d, see %s)" % (first["rc"], first["log"]))
+        elif not self.ensure_deployed():
+            self.not_measured("no-op re-run of deploy-qwen.yml", "the first deploy failed (see %s)" % figs.get("first_deploy", {}).get("log"))
         setup = self.playbook("floor set-up (untimed)", "bench/playbooks/floor_setup.yml", cfg.fleet_size)
         if not setup["ok"]:
             self.not_measured("floor playbook", "floor set-up failed (see %s)" % setup["log"])
@@ -368,7 +376,7 @@ class Bench:
             return
         extra_file = os.path.join(cfg.work, "prefetch-vars.json")
         with open(extra_file, "w", encoding="utf-8") as handle:
-            json.dump({"vllm_compose_deployments": [{"name": "benchweights", "model": cfg.model, "revision": "master"}]}, handle)
+            json.dump({"vllm_compose_deployments": [{"name": "benchweights", "model": cfg.model, "revision": "master", "state": "present"}]}, handle)
         for h in hosts:
             dexec(h, "rm -rf %s/%s" % (MODEL_DIR, cfg.model), check=False)
         http_json(self.hub_url("/_sim/reset"), data=b"{}")
@@ -386,15 +394,23 @@ class Bench:
         if not fan["ok"] or len(complete) != n:
             self.not_measured("prefetch cached no-op", "the fan-out did not complete on every host (%d of %d; see %s)" % (len(complete), n, fan["log"]))
             return
+        cpu0 = hosts_cpu_s(hosts)
         noop = self.playbook("prefetch no-op (prefetch.yml, cached)", "playbooks/prefetch.yml", n,
                              extra=["-e", "@" + extra_file], expect_noop=True)
         figs["noop"] = pick(noop)
+        figs["noop_host_cpu_s"] = delta(cpu0, hosts_cpu_s(hosts))
         # Floor: sha256sum of the same files on every host at once (what re-hashing costs).
+        cpu0 = hosts_cpu_s(hosts)
         t0 = time.monotonic()
         cmd = "cd %s/%s && find . -type f ! -path './.ascendfleet/*' -print0 | xargs -0 sha256sum >/dev/null" % (MODEL_DIR, cfg.model)
         procs = [subprocess.Popen(["docker", "exec", h, "sh", "-c", cmd]) for h in hosts]  # pylint: disable=consider-using-with
         rcs = [p.wait() for p in procs]
         figs["sha256sum_s"] = time.monotonic() - t0
+        figs["sha256sum_host_cpu_s"] = delta(cpu0, hosts_cpu_s(hosts))
+        # Model size at which the no-op would be 20x faster than re-hashing, at the measured
+        # sha256sum rate (an extrapolation: sha256sum time grows with the bytes, the no-op's not).
+        if figs["sha256sum_s"] > 0:
+            figs["bytes_for_20x"] = 20 * noop["wall_s"] * model_bytes / figs["sha256sum_s"]
         if any(rcs):
             self.results["errors"].append("sha256sum floor failed on %s" % [h for h, rc in zip(hosts, rcs) if rc])
         figs["sha256sum_speedup"] = metrics.ratio(figs["sha256sum_s"], noop["wall_s"])
@@ -435,15 +451,17 @@ class Bench:
         if why:
             self.not_measured("rolling image-tag rollout", why)
             return
-        if not self.deployed:
-            self.not_measured("rolling image-tag rollout", "no deployment (the first deploy failed or did not run)")
+        if not self.ensure_deployed():
+            self.not_measured("rolling image-tag rollout", "the first deploy failed")
             return
-        n = cfg.rollout_hosts
-        hosts = [h for h, _ in self.fleet[:n]]
-        figs = self.results["figures"].setdefault("rollout", {"hosts": n, "runs": []})
-        tags = [cfg.rollout_to, cfg.rollout_from]
-        for i, serial in enumerate(cfg.rollout_serials):
-            target = tags[i % 2]
+        figs = self.results["figures"].setdefault("rollout", {"runs": []})
+        # Every run targets an image no host runs yet, so every host of it changes (the fleet
+        # starts on v0.17.0rc1-openeuler, vllm_compose's default).
+        targets = [("v0.18.0rc1", "openeuler"), ("v0.18.0rc1", "ubuntu"), ("v0.17.0rc1", "ubuntu"), ("v0.17.0rc1", "openeuler")]
+        for i, (serial, n) in enumerate(cfg.rollouts):
+            hosts = [h for h, _ in self.fleet[:n]]
+            version, flavour = targets[i % len(targets)]
+            target = version + ("-openeuler" if flavour == "openeuler" else "")
             eps = self.endpoints(hosts)
             if len(eps) != n:
                 self.not_measured("rollout serial %s" % serial, "endpoints found on %d of %d hosts" % (len(eps), n))
@@ -453,7 +471,8 @@ class Bench:
             time.sleep(2)
             t_start = time.time()
             rec = self.playbook("rollout serial %s -> %s" % (serial, target), "playbooks/deploy-qwen.yml", n,
-                                extra=["-e", "vllm_compose_image_version=%s" % target, "-e", "vllm_compose_serial=%s" % serial])
+                                extra=["-e", "vllm_compose_image_version=%s" % version, "-e", "vllm_compose_image_os=%s" % flavour,
+                                       "-e", "vllm_compose_serial=%s" % serial])
             t_end = time.time()
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not all(s and s[-1][1] for s in poller.samples.values()):
@@ -471,13 +490,13 @@ class Bench:
                                    overhead_s=(un["longest"] - st["startup_s"]) if (un["outages"] and st.get("startup_s") is not None) else None,
                                    samples=len(samples[h]))
             figs["runs"].append({
-                "serial": serial, "batch": batch, "target": target, "run": pick(rec),
+                "serial": serial, "batch": batch, "hosts": n, "target": target, "run": pick(rec),
                 "window_s": t_end - t_start,
                 "per_host": per_host,
                 "unavailability": metrics.summary([p["longest"] for p in per_host.values()]),
                 "startup": metrics.summary([p["startup_s"] for p in per_host.values()]),
                 "overhead": metrics.summary([p["overhead_s"] for p in per_host.values()]),
-                "hosts_on_target": sum(1 for p in per_host.values() if (p["image"] or "").split(":")[-1].startswith(target)),
+                "hosts_on_target": sum(1 for p in per_host.values() if (p["image"] or "").split(":")[-1] == target),
                 "capacity_min": cap["min"], "capacity_floor": n - batch,
                 "capacity_ok": cap["min"] is not None and cap["min"] >= n - batch,
             })
@@ -517,8 +536,9 @@ class Bench:
 
 # -------------------------------------------------------------------- helpers
 def count_lines(path, hosts):
-    mods, cmds, xfers, by_module = {}, {}, {}, {}
-    local = 0
+    """Per-run counts from the bench_count callback's lines (see its docstring)."""
+    on_host, by_module, tasks = {}, {}, {}
+    total = control = cmds = xfers = 0
     if os.path.exists(path):
         with open(path, encoding="utf-8") as handle:
             for line in handle:
@@ -526,36 +546,94 @@ def count_lines(path, hosts):
                     rec = json.loads(line)
                 except ValueError:
                     continue
-                host = rec.get("host")
                 if rec["kind"] == "module":
-                    mods[host] = mods.get(host, 0) + 1
+                    total += 1
                     by_module[rec.get("module")] = by_module.get(rec.get("module"), 0) + 1
-                    if rec.get("connection") and "local" in rec["connection"] and host in hosts:
-                        local += 1
+                    if "local" in (rec.get("connection") or ""):
+                        control += 1
+                    else:
+                        on_host[rec.get("ran_on")] = on_host.get(rec.get("ran_on"), 0) + 1
                 elif rec["kind"] == "command":
-                    cmds[host] = cmds.get(host, 0) + 1
+                    cmds += 1
                 elif rec["kind"] == "transfer":
-                    xfers[host] = xfers.get(host, 0) + 1
-    on_hosts = sum(mods.get(h, 0) for h in hosts)
+                    xfers += 1
+                elif rec["kind"] == "task":
+                    tasks[rec["task"]] = tasks.get(rec["task"], 0.0) + rec["seconds"]
+    remote = sum(on_host.get(h, 0) for h in hosts)
     return {
-        "modules_per_host": on_hosts / len(hosts) if hosts else None,
-        "modules_max_host": max((mods.get(h, 0) for h in hosts), default=0),
-        "modules_total": sum(mods.values()),
-        "modules_for_hosts_run_locally": local,
-        "remote_commands": sum(cmds.values()),
-        "transfers": sum(xfers.values()),
-        "commands_per_module": (sum(cmds.values()) / sum(mods.values())) if mods else None,
+        # Everything the controller ran a module for, per host of the play: the figure the
+        # issue's goal (<= 15) is about, since each costs controller CPU wherever it runs.
+        "modules_per_host": total / len(hosts) if hosts else None,
+        "modules_on_hosts_per_host": remote / len(hosts) if hosts else None,
+        "modules_on_host_max": max((on_host.get(h, 0) for h in hosts), default=0),
+        "modules_on_control_node": control,
+        "modules_total": total,
+        "remote_commands": cmds,
+        "transfers": xfers,
+        "commands_per_module": (cmds / total) if total else None,
         "by_module": dict(sorted(by_module.items(), key=lambda kv: -kv[1])),
+        "slowest_tasks": sorted(([k, round(v, 2)] for k, v in tasks.items()), key=lambda kv: -kv[1])[:8],
     }
+
+
+def hosts_cpu_s(hosts):
+    """CPU seconds used so far by each sim host container (its cgroup: the host's own processes,
+    e.g. the modules Ansible runs there and sha256sum; not the inner containers, which the
+    inner dockerd puts in cgroups of their own). None where the cgroup cannot be read."""
+    out = {}
+    for h in hosts:
+        out[h] = None
+        pid = sh(["docker", "inspect", "-f", "{{.State.Pid}}", h], check=False).strip()
+        try:
+            with open("/proc/%s/cgroup" % pid, encoding="ascii") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            _, controllers, path = line.split(":", 2)
+            try:
+                if "cpuacct" in controllers.split(","):
+                    with open("/sys/fs/cgroup/%s%s/cpuacct.usage" % (controllers, path), encoding="ascii") as handle:
+                        out[h] = int(handle.read()) / 1e9
+                    break
+                if controllers == "":
+                    with open("/sys/fs/cgroup%s/cpu.stat" % path, encoding="ascii") as handle:
+                        for stat in handle:
+                            if stat.startswith("usage_usec"):
+                                out[h] = int(stat.split()[1]) / 1e6
+                    break
+            except OSError:
+                continue
+    return out
+
+
+def delta(before, after):
+    """Summed CPU seconds between two hosts_cpu_s() readings; None when one is missing."""
+    if any(before.get(h) is None or after.get(h) is None for h in before):
+        return None
+    return sum(after[h] - before[h] for h in before)
+
+
+def changed_tasks(text):
+    """Task names with a 'changed:' result in a default-callback log."""
+    found, task = [], None
+    for line in text.splitlines():
+        m = re.match(r"^(?:TASK|RUNNING HANDLER) \[(.*)\]", line)
+        if m:
+            task = m.group(1)
+        elif line.startswith("changed:") and task and task not in found:
+            found.append(task)
+    return found
 
 
 def pick(rec):
     keys = ("wall_s", "cpu_s", "cpu_s_per_host", "peak_rss_bytes", "peak_pss_bytes", "rc", "ok", "changed", "noop_ok",
             "failed", "hosts", "log", "load_avg")
     out = {k: rec[k] for k in keys}
-    out["modules_per_host"] = rec["counts"]["modules_per_host"]
-    out["commands_per_module"] = rec["counts"]["commands_per_module"]
-    out["by_module"] = rec["counts"]["by_module"]
+    for key in ("modules_per_host", "modules_on_hosts_per_host", "modules_on_control_node", "commands_per_module",
+                "transfers", "by_module", "slowest_tasks"):
+        out[key] = rec["counts"][key]
+    out["changed_tasks"] = rec["changed_tasks"]
     return out
 
 

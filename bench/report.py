@@ -75,8 +75,11 @@ def rows(results):
                     _goal(pf.get("sha256sum_speedup"), GOALS["sha256_speedup"], higher_is_better=True)))
         out.append(("  same, vs the floor playbook", _f(pf["noop"]["wall_s"], 1, " s"), _f(pf["noop_floor"]["wall_s"], 1, " s"),
                     _f(pf.get("noop_vs_floor"), 2, "x"), "-"))
+        out.append(("  CPU used on the hosts (all N)", _f(pf.get("noop_host_cpu_s"), 1, " s"),
+                    _f(pf.get("sha256sum_host_cpu_s"), 1, " s") + " sha256sum", _f(_ratio(pf.get("sha256sum_host_cpu_s"), pf.get("noop_host_cpu_s")), 1, "x less"), "-"))
+        out.append(("  model size where the no-op is 20x faster (extrapolated)", _gib(pf.get("bytes_for_20x")), "sha256sum rate of this run", "-", "-"))
     for r in (figs.get("rollout") or {}).get("runs", []):
-        label = "rollout serial %s (batch %d) -> %s, %d hosts" % (r["serial"], r["batch"], r["target"], len(r["per_host"]))
+        label = "rollout serial %s (batch %d) -> %s, N=%d" % (r["serial"], r["batch"], r["target"], r["hosts"])
         out.append((label + ": unavailability per host (max)", _f(r["unavailability"]["max"], 1, " s"),
                     _f(r["startup"]["median"], 1, " s") + " stand-in start-up (median)",
                     "+" + _f(r["overhead"]["max"], 1, " s") + " overhead (max)",
@@ -129,9 +132,9 @@ def markdown(results):
             m["cores"], m["cpu"], m["memory_bytes"] / 1073741824.0, m["kernel"], m["docker"], m["ansible_core"], m["python"]),
         "- Load average (1, 5, 15 min) at the start: %s; at the end: %s (the machine is shared with other jobs)" % (
             ", ".join("%.2f" % x for x in m["load_avg_start"]), ", ".join("%.2f" % x for x in m.get("load_avg_end", []))),
-        "- Sizes: no-op on N = %s; prefetch %.2f GiB in %d shards to %d hosts; rollout over %d hosts with serial %s (%s <-> %s); repeat %d" % (
+        "- Sizes: no-op on N = %s; prefetch %.2f GiB in %d shards to %d hosts; rollouts %s; repeat %d" % (
             ", ".join(str(n) for n in cfg["noop_hosts"]), cfg["prefetch_bytes"] / 1073741824.0, cfg["prefetch_shards"],
-            cfg["prefetch_hosts"], cfg["rollout_hosts"], " and ".join(cfg["rollout_serials"]), cfg["rollout_from"], cfg["rollout_to"], cfg["repeat"]),
+            cfg["prefetch_hosts"], ", ".join("serial %s over %d hosts" % (s, n) for s, n in cfg["rollouts"]), cfg["repeat"]),
         "",
         "| Figure | Value | Floor (same run) | Ratio | Goal |",
         "|---|---|---|---|---|",
@@ -161,12 +164,12 @@ METHOD = """## Reproduce
 
 ```sh
 make bench                      # about 15-20 min here; BENCH_QUICK=1 make bench for a smaller, faster pass
-BENCH_NOOP_HOSTS=1,4,8 BENCH_PREFETCH_SIZE=4GiB BENCH_PREFETCH_HOSTS=4 BENCH_ROLLOUT_HOSTS=8 make bench
+BENCH_NOOP_HOSTS=1,4,8 BENCH_PREFETCH_SIZE=4GiB BENCH_PREFETCH_HOSTS=8 BENCH_ROLLOUTS=1@8,25%@8 make bench
 ```
 
 Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8`), `BENCH_PREFETCH_SIZE`
-(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUT_HOSTS` (`4`),
-`BENCH_ROLLOUT_SERIALS` (`1,25%`), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_SECTIONS`
+(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@4,25%@8`:
+serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_SECTIONS`
 (`noop,prefetch,rollout`), `BENCH_KEEP=1` (leave the fleet up), `BENCH_HUB_PORT` (`18180`),
 `BENCH_PREFIX`/`BENCH_NETWORK` (`ascendfleet-bench`), `BENCH_WRITE_DOCS` (`1`, `0` in quick mode).
 The benchmark never fails on speed: it exits non-zero only when the harness itself breaks.
@@ -206,8 +209,9 @@ down at the end.
    on all N hosts at once (what re-hashing costs; the files are in the page cache, so this floor
    is CPU-bound and favours the re-hash), and vs the floor playbook on the same N hosts. The
    speed-up grows with the model: the no-op reads no model bytes, `sha256sum` reads them all.
-4. **Rollout.** `deploy-qwen.yml -e vllm_compose_image_version=<tag> -e vllm_compose_serial=<s>`,
-   alternating between two stand-in tags so each run changes every host. A client thread per
+4. **Rollout.** `deploy-qwen.yml -e vllm_compose_image_version=<v> -e vllm_compose_image_os=<os>
+   -e vllm_compose_serial=<s>` on the first N hosts, each run to a stand-in tag no host runs yet
+   (v0.18.0rc1-openeuler, then v0.18.0rc1, ...), so every host of the run changes. A client thread per
    endpoint (`bench/benchlib/poller.py`) polls `GET /v1/models` every 0.25 s (2 s timeout) from
    the control node. Per host, unavailability = last good answer -> first good answer
    (`benchlib/metrics.py: outages`); the stand-in's own start-up is the new container's

@@ -166,3 +166,23 @@ def parse_counts(text):
     if not counts:
         raise ValueError("no host counts in %r: expected e.g. 1,4,8" % (text,))
     return counts
+
+
+def parse_rollouts(text):
+    """Rollouts from "1@4,25%@8": (serial, hosts) pairs, serial an integer or a percentage."""
+    found = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        serial, sep, hosts = part.partition("@")
+        serial = serial.strip()
+        ok_serial = serial.isdigit() and int(serial) > 0 or (
+            serial.endswith("%") and serial[:-1].isdigit() and 0 < int(serial[:-1]) <= 100)
+        if not sep or not ok_serial or not hosts.strip().isdigit() or int(hosts) < 1:
+            raise ValueError("rollout %r in %r: expected SERIAL@HOSTS, SERIAL a positive integer or "
+                             "a percentage 1-100%%, HOSTS a positive integer (e.g. 1@4,25%%@8)" % (part, text))
+        found.append((serial, int(hosts)))
+    if not found:
+        raise ValueError("no rollouts in %r: expected e.g. 1@4,25%%@8" % (text,))
+    return found

@@ -1,0 +1,104 @@
+"""Pure parts of bench/bench.py and the bench_count callback, against real ansible-playbook."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import bench
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def test_parse_ts_docker_times():
+    # Docker prints nanoseconds; 2026-11-30T16:00:00Z is 1796054400 (worked out: date -d ... +%s)
+    assert bench.parse_ts("2026-11-30T16:00:00.123456789Z") == pytest.approx(1796054400.123456789)
+    assert bench.parse_ts("2026-11-30T17:00:00+01:00") == pytest.approx(1796054400.0)
+    assert bench.parse_ts("0001-01-01T00:00:00Z") is None
+    with pytest.raises(ValueError, match="unexpected Docker time"):
+        bench.parse_ts("yesterday")
+
+
+def test_changed_tasks_from_a_default_callback_log():
+    log = "\n".join([
+        "TASK [ascendfleet.llm.npu_verify : Read the NPU chips] ****",
+        "ok: [h-01]",
+        "TASK [ascendfleet.llm.model_prefetch : Write reports/model_prefetch.json] ****",
+        "changed: [h-01 -> localhost]",
+        "RUNNING HANDLER [Restart x] ****",
+        "changed: [h-02]",
+        "changed: [h-03]",
+    ])
+    assert bench.changed_tasks(log) == ["ascendfleet.llm.model_prefetch : Write reports/model_prefetch.json", "Restart x"]
+
+
+def test_count_lines(tmp_path):
+    path = tmp_path / "c.jsonl"
+    lines = [
+        {"kind": "module", "host": "h-01", "ran_on": "h-01", "connection": "community.docker.docker", "module": "m1"},
+        {"kind": "command", "host": "h-01"},
+        {"kind": "module", "host": "h-02", "ran_on": "h-02", "connection": "community.docker.docker", "module": "m1"},
+        {"kind": "command", "host": "h-02"},
+        {"kind": "module", "host": "h-01", "ran_on": "localhost", "connection": "ansible.builtin.local", "module": "copy"},
+        {"kind": "command", "host": "localhost"},
+        {"kind": "command", "host": "localhost"},
+        {"kind": "transfer", "host": "localhost"},
+        {"kind": "task", "task": "t1", "seconds": 1.5},
+        {"kind": "task", "task": "t1", "seconds": 0.5},
+        {"kind": "task", "task": "t2", "seconds": 3.0},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines) + "not json\n")
+    c = bench.count_lines(str(path), ["h-01", "h-02"])
+    assert c["modules_total"] == 3
+    assert c["modules_per_host"] == pytest.approx(1.5)
+    assert c["modules_on_hosts_per_host"] == pytest.approx(1.0)
+    assert c["modules_on_control_node"] == 1
+    assert c["commands_per_module"] == pytest.approx(4 / 3)
+    assert c["transfers"] == 1
+    assert c["by_module"] == {"m1": 2, "copy": 1}
+    assert c["slowest_tasks"] == [["t2", 3.0], ["t1", 2.0]]
+    assert bench.count_lines(str(tmp_path / "missing"), ["h-01"])["modules_per_host"] == 0
+
+
+@pytest.mark.skipif(shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")) is None,
+                    reason="ansible-playbook not installed (make setup)")
+def test_bench_count_callback_counts_module_executions(tmp_path):
+    """A real playbook on localhost: command (1 module), set_fact (0), stat (1), copy of
+    unchanged content (stat + file = 2), a loop of 3 commands (3): 7 module executions."""
+    (tmp_path / "f.txt").write_text("x\n")
+    book = tmp_path / "p.yml"
+    book.write_text("""---
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.command: "true"
+      changed_when: false
+    - ansible.builtin.set_fact:
+        a: 1
+    - ansible.builtin.stat:
+        path: /
+    - ansible.builtin.copy:
+        content: "x\\n"
+        dest: "{{ playbook_dir }}/f.txt"
+        mode: "0644"
+    - ansible.builtin.command: "echo {{ item }}"
+      loop: [1, 2, 3]
+      changed_when: false
+""")
+    counts = tmp_path / "counts.jsonl"
+    env = dict(os.environ, ANSIBLE_CALLBACK_PLUGINS=str(ROOT / "bench" / "callback_plugins"),
+               ANSIBLE_CALLBACKS_ENABLED="bench_count", BENCH_COUNT_FILE=str(counts),
+               ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_PIPELINING="1")
+    playbook = shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    res = subprocess.run([playbook, "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable, str(book)], env=env, capture_output=True, text=True,
+                         cwd=tmp_path, check=False, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    recs = [json.loads(x) for x in counts.read_text().splitlines()]
+    modules = [r["module"] for r in recs if r["kind"] == "module"]
+    assert len(modules) == 7, modules
+    assert modules.count("ansible.legacy.command") == 4
+    assert all(r["host"] == "localhost" for r in recs if r["kind"] == "module")
+    assert len([r for r in recs if r["kind"] == "task"]) == 5
