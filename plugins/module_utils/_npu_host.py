@@ -38,7 +38,7 @@ class HostFactsError(ValueError):
 TOOLKIT_INFO_NAME = "ascend_toolkit_install.info"
 VERSION_CFG_NAME = "version.cfg"
 
-_RUNNING_RE = re.compile(r"^\[(?:[^:\]]*:)?([^\]]+)\]$")
+_RUNNING_RE = re.compile(r"^\[(?:[^:\]]*:)?([^:\]]*)\]$")
 
 
 def parse_toolkit_install_info(text, source=TOOLKIT_INFO_NAME):
