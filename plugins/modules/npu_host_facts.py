@@ -1,7 +1,9 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see
+# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ description:
     reachable, image absent) is returned as data, never as a module failure, so that the
     caller decides the verdict. Only invalid options fail the module.
 author:
-  - ascendfleet maintainers
+  - ascendfleet maintainers (@ascendfleet)
 attributes:
   check_mode:
     support: full
@@ -216,7 +218,7 @@ cache:
   description:
     - The cache directory; when it does not exist yet, C(mount_point), C(free_bytes), C(total_bytes)
       and C(writable) are those of C(probed_path), its nearest existing ancestor.
-    - C(models) lists RV(cache.models[].complete) for each O(models) entry.
+    - C(models) holds, for each O(models) entry, C(model), C(revision), C(marker) and C(complete).
   returned: when O(cache_dir) is set
   type: dict
   sample: {"path": "/mnt/disk2/modelscope", "exists": true, "type": "directory",

@@ -1,5 +1,4 @@
 """npu_host_facts end to end with the docker CLI mocked by real captured output."""
-import json
 import pathlib
 
 import pytest
