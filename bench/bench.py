@@ -68,13 +68,18 @@ class Config:
         self.hub_port = int(env_str("BENCH_HUB_PORT", "18180"))
         self.model = env_str("BENCH_PREFETCH_MODEL", "AscendfleetBench/Weights")
         self.keep = os.environ.get("BENCH_KEEP", "0") == "1"
+        # Opt-in: a directory holding ansible_mitogen (e.g. an unpacked mitogen wheel); the
+        # harness never downloads it.
+        self.mitogen = env_str("BENCH_MITOGEN", "")
         self.work = env_str("BENCH_WORK", os.path.join(TOP, ".cache", "bench"))
         self.write_docs = os.environ.get("BENCH_WRITE_DOCS", "0" if quick else "1") == "1"
         for name, value in (("BENCH_PREFETCH_HOSTS", self.prefetch_hosts), ("BENCH_REPEAT", self.repeat),
                             ("BENCH_PREFETCH_SHARDS", self.prefetch_shards)):
             if value < 1:
                 raise SystemExit("bench: %s must be a positive integer, got %r" % (name, value))
-        unknown = set(self.sections) - {"noop", "prefetch", "rollout"}
+        if self.mitogen and "mitogen" not in self.sections:
+            self.sections.append("mitogen")
+        unknown = set(self.sections) - {"noop", "prefetch", "rollout", "mitogen"}
         if unknown:
             raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout" % ", ".join(sorted(unknown)))
         self.fleet_size = max(self.noop_hosts + [self.prefetch_hosts] + [n for _, n in self.rollouts])
@@ -226,7 +231,7 @@ class Bench:
         log("fleet, hub and network removed")
 
     # ---------------------------------------------------------------- one measured run
-    def playbook(self, label, book, n, extra=(), expect_noop=False):
+    def playbook(self, label, book, n, extra=(), expect_noop=False, inv=None, env_extra=None):
         cfg = self.cfg
         slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
         seq = len(self.runs) + 1
@@ -244,8 +249,9 @@ class Bench:
             "BENCH_COUNT_FILE": count_file,
             "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1",
         })
+        env.update(env_extra or {})
         book_path = book if os.path.isabs(book) else os.path.join(TOP, book)
-        argv = [self.playbook_bin, "-i", self.inv[n], book_path] + list(extra)
+        argv = [self.playbook_bin, "-i", inv or self.inv[n], book_path] + list(extra)
         log("run %-38s N=%d ..." % (label, n))
         meas = runner.run(argv, log_file, env=env, cwd=cfg.work)
         with open(log_file, encoding="utf-8", errors="replace") as handle:
@@ -255,6 +261,7 @@ class Bench:
         hosts = [h for h, _ in self.fleet[:n]]
         counts = count_lines(count_file, hosts)
         rec = dict(meas, label=label, playbook=book, hosts=n, extra=list(extra), log=os.path.relpath(log_file, TOP),
+                   env=env_extra or {},
                    recap=recap, counts=counts, changed_tasks=changed_tasks(text),
                    changed=sum(r["changed"] for h, r in recap.items() if h in hosts),
                    failed=sum(r["failed"] + r["unreachable"] for r in recap.values()),
@@ -356,7 +363,8 @@ class Bench:
             dexec(seed, "cat > %s/rsyncd.conf && rsync --daemon --config=%s/rsyncd.conf" % (RSYNCD_DIR, RSYNCD_DIR), input_text=conf)
             time.sleep(0.5)
             t0 = time.monotonic()
-            procs = [subprocess.Popen(["docker", "exec", h, "sh", "-c", "rm -rf %s && rsync -a rsync://%s:8731/floor/ %s/" % (FLOOR_COPY, seed, FLOOR_COPY)],  # pylint: disable=consider-using-with
+            pull = "rm -rf %s && rsync -a rsync://%s:8731/floor/ %s/" % (FLOOR_COPY, seed, FLOOR_COPY)
+            procs = [subprocess.Popen(["docker", "exec", h, "sh", "-c", pull],  # pylint: disable=consider-using-with
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for h in hosts[1:]]
             outs = [p.communicate()[0] for p in procs]
             figs["floor_rsync_s"] = time.monotonic() - t0
@@ -383,8 +391,9 @@ class Bench:
         fan = self.playbook("prefetch fan-out (prefetch.yml)", "playbooks/prefetch.yml", n, extra=["-e", "@" + extra_file])
         stats = http_json(self.hub_url("/_sim/stats"))
         served = ((stats.get("models") or {}).get(cfg.model) or {}).get("bytes", 0)
-        complete = [h for h in hosts if subprocess.run(["docker", "exec", h, "test", "-f", "%s/%s/.ascendfleet/complete" % (MODEL_DIR, cfg.model)],
-                                                         capture_output=True, check=False).returncode == 0]
+        marker = "%s/%s/.ascendfleet/complete" % (MODEL_DIR, cfg.model)
+        complete = [h for h in hosts
+                    if subprocess.run(["docker", "exec", h, "test", "-f", marker], capture_output=True, check=False).returncode == 0]
         figs["fanout"] = pick(fan)
         figs["fanout"]["hosts_complete"] = len(complete)
         figs["hub_bytes"] = served
@@ -419,6 +428,33 @@ class Bench:
         figs["noop_vs_floor"] = metrics.ratio(noop["wall_s"], floor["wall_s"])
         for h in hosts:
             dexec(h, "rm -rf %s/%s" % (MODEL_DIR, cfg.model), check=False)
+
+    def section_mitogen(self):
+        """Mitogen for Ansible (strategy mitogen_linear, its own docker transport, selected by
+        ansible_connection=docker) against the stock run, back to back, on the whole fleet."""
+        cfg = self.cfg
+        strategy_dir = os.path.join(cfg.mitogen, "ansible_mitogen", "plugins", "strategy")
+        if not os.path.isdir(strategy_dir):
+            self.not_measured("mitogen", "BENCH_MITOGEN=%s has no ansible_mitogen/plugins/strategy" % cfg.mitogen)
+            return
+        n = cfg.fleet_size
+        d = os.path.join(cfg.work, "inv-%d-mitogen" % n)
+        if os.path.isdir(d):
+            shutil.rmtree(d)
+        shutil.copytree(os.path.dirname(self.inv[n]), d)
+        inv = os.path.join(d, "hosts.yml")
+        with open(inv, "w", encoding="utf-8") as handle:
+            handle.write(inventory.render(self.fleet[:n], host_vars={"ansible_connection": "docker"}))
+        env = {"ANSIBLE_STRATEGY_PLUGINS": strategy_dir, "ANSIBLE_STRATEGY": "mitogen_linear"}
+        figs = self.results["figures"].setdefault("mitogen", {"hosts": n, "path": cfg.mitogen})
+        books = [("floor", "bench/playbooks/floor.yml")]
+        if self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml") is None and self.ensure_deployed():
+            books.append(("noop", "playbooks/deploy-qwen.yml"))
+        for key, book in books:
+            stock = self.playbook("%s, stock" % key, book, n, expect_noop=True)
+            mito = self.playbook("%s, mitogen_linear" % key, book, n, expect_noop=True, inv=inv, env_extra=env)
+            figs[key] = {"stock": pick(stock), "mitogen": pick(mito),
+                         "ratio": metrics.ratio(mito["wall_s"], stock["wall_s"]) if mito["ok"] else None}
 
     def endpoints(self, hosts):
         found = {}
@@ -511,13 +547,14 @@ class Bench:
         self.results["config"] = cfg.as_dict()
         self.results["started"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         self.results["commit"] = sh(["git", "-C", TOP, "rev-parse", "HEAD"], check=False).strip()
+        self.results["note"] = os.environ.get("BENCH_NOTE", "")
         self.results["missing"] = sorted(self.missing.values())
         for why in self.results["missing"]:
             log("missing: %s" % why)
         t0 = time.monotonic()
         try:
             self.up()
-            for section in ("noop", "prefetch", "rollout"):
+            for section in ("noop", "prefetch", "rollout", "mitogen"):
                 if section not in cfg.sections:
                     continue
                 try:

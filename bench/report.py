@@ -68,7 +68,8 @@ def rows(results):
         out.append(("hub bytes for the fan-out", _gib(pf["hub_bytes"]), _gib(pf["model_bytes"]) + " (one model)",
                     _f(pf.get("hub_models_served"), 2, "x"), _goal(pf.get("hub_models_served"), GOALS["hub_models"])))
     elif "floor_s" in pf:
-        out.append(("prefetch floors (role not measured)", "-", "%s s hub GET + %s s rsync" % (_f(pf["floor_hub_get_s"], 1), _f(pf["floor_rsync_s"], 1)), "-", "-"))
+        out.append(("prefetch floors (role not measured)", "-",
+                    "%s s hub GET + %s s rsync" % (_f(pf["floor_hub_get_s"], 1), _f(pf["floor_rsync_s"], 1)), "-", "-"))
     if "noop" in pf:
         out.append(("prefetch no-op, cached %s, %d hosts" % (_gib(pf["model_bytes"]), pf["hosts"]), _f(pf["noop"]["wall_s"], 1, " s"),
                     _f(pf["sha256sum_s"], 1, " s") + " parallel sha256sum", _f(pf.get("sha256sum_speedup"), 1, "x faster"),
@@ -76,7 +77,8 @@ def rows(results):
         out.append(("  same, vs the floor playbook", _f(pf["noop"]["wall_s"], 1, " s"), _f(pf["noop_floor"]["wall_s"], 1, " s"),
                     _f(pf.get("noop_vs_floor"), 2, "x"), "-"))
         out.append(("  CPU used on the hosts (all N)", _f(pf.get("noop_host_cpu_s"), 1, " s"),
-                    _f(pf.get("sha256sum_host_cpu_s"), 1, " s") + " sha256sum", _f(_ratio(pf.get("sha256sum_host_cpu_s"), pf.get("noop_host_cpu_s")), 1, "x less"), "-"))
+                    _f(pf.get("sha256sum_host_cpu_s"), 1, " s") + " sha256sum",
+                    _f(_ratio(pf.get("sha256sum_host_cpu_s"), pf.get("noop_host_cpu_s")), 1, "x less"), "-"))
         out.append(("  model size where the no-op is 20x faster (extrapolated)", _gib(pf.get("bytes_for_20x")), "sha256sum rate of this run", "-", "-"))
     for r in (figs.get("rollout") or {}).get("runs", []):
         label = "rollout serial %s (batch %d) -> %s, N=%d" % (r["serial"], r["batch"], r["target"], r["hosts"])
@@ -87,6 +89,13 @@ def rows(results):
         out.append(("  fleet capacity (min endpoints answering)", _f(r["capacity_min"]), "N - batch = %d" % r["capacity_floor"], "-",
                     "met" if r["capacity_ok"] else "NOT met"))
         out.append(("  rollout wall time", _f(r["run"]["wall_s"], 1, " s"), "%d/%d hosts on target" % (r["hosts_on_target"], len(r["per_host"])), "-", "-"))
+    mi = figs.get("mitogen") or {}
+    for key in ("floor", "noop"):
+        if key in mi:
+            e = mi[key]
+            note = "" if e["mitogen"]["ok"] else " (FAILED: %s)" % e["mitogen"]["log"]
+            out.append(("mitogen_linear vs stock, %s, N=%d" % ("floor playbook" if key == "floor" else "deploy-qwen.yml no-op", mi["hosts"]),
+                        _f(e["mitogen"]["wall_s"], 1, " s") + note, _f(e["stock"]["wall_s"], 1, " s") + " stock", _f(e.get("ratio"), 2, "x"), "-"))
     ctl = results.get("control")
     if ctl:
         out.append(("control node peak memory (any run)", _mib(ctl["peak_pss_bytes"]) + " PSS / " + _mib(ctl["peak_rss_bytes"]) + " RSS",
@@ -128,6 +137,10 @@ def markdown(results):
         "## Latest run",
         "",
         "- Date: %s; commit `%s`; total %.0f s" % (results.get("started"), (results.get("commit") or "")[:12], results.get("total_s", 0)),
+    ]
+    if results.get("note"):
+        out.append("- Tree measured: %s" % results["note"])
+    out += [
         "- Machine: %d cores (%s), %.1f GiB memory, kernel %s, Docker %s, %s, Python %s" % (
             m["cores"], m["cpu"], m["memory_bytes"] / 1073741824.0, m["kernel"], m["docker"], m["ansible_core"], m["python"]),
         "- Load average (1, 5, 15 min) at the start: %s; at the end: %s (the machine is shared with other jobs)" % (

@@ -30,10 +30,11 @@ def fleet(count, prefix="ascendfleet-bench", seed_profile=SEED_PROFILE, idle_pro
     return [(name, seed_profile if i == 0 else idle_profile) for i, name in enumerate(names)]
 
 
-def render(hosts):
+def render(hosts, host_vars=None):
     """YAML inventory text for ``[(name, profile), ...]``: group ascend_servers (the roles'
     group) with each host's ``ascendfleet_sim_profile`` (what tests/sim/fleet.sh reads), and
-    localhost in group control as in inventories/sim/hosts.yml."""
+    localhost in group control as in inventories/sim/hosts.yml. ``host_vars``: plain string
+    variables given to every host of ascend_servers (they win over group_vars)."""
     if not hosts:
         raise ValueError("an inventory needs at least one host")
     seen = set()
@@ -54,6 +55,10 @@ def render(hosts):
         seen.add(name)
         lines.append("    %s:" % name)
         lines.append("      ascendfleet_sim_profile: %s" % profile)
+        for key, value in sorted((host_vars or {}).items()):
+            if not re.match(r"^[a-z_][a-z0-9_]*$", key) or not re.match(r"^[A-Za-z0-9_.:/-]+$", str(value)):
+                raise ValueError("host var %s=%r: use a plain name and a plain value" % (key, value))
+            lines.append("      %s: %s" % (key, value))
     lines += [
         "control:",
         "  hosts:",

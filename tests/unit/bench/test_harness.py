@@ -93,7 +93,8 @@ def test_bench_count_callback_counts_module_executions(tmp_path):
                ANSIBLE_CALLBACKS_ENABLED="bench_count", BENCH_COUNT_FILE=str(counts),
                ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_PIPELINING="1")
     playbook = shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    res = subprocess.run([playbook, "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable, str(book)], env=env, capture_output=True, text=True,
+    argv = [playbook, "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable, str(book)]
+    res = subprocess.run(argv, env=env, capture_output=True, text=True,
                          cwd=tmp_path, check=False, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     recs = [json.loads(x) for x in counts.read_text().splitlines()]

@@ -38,3 +38,10 @@ def test_render_refuses_bad_input():
         inventory.render([("h-1", "seed-910b2"), ("h-1", "idle-910b3")])
     with pytest.raises(ValueError, match="profile"):
         inventory.render([("h-1", "../etc")])
+
+
+def test_render_host_vars_win_for_every_host():
+    data = yaml.safe_load(inventory.render(inventory.fleet(2), host_vars={"ansible_connection": "docker"}))
+    assert all(h["ansible_connection"] == "docker" for h in data["ascend_servers"]["hosts"].values())
+    with pytest.raises(ValueError, match="plain"):
+        inventory.render(inventory.fleet(1), host_vars={"x": "a: b"})
