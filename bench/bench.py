@@ -119,8 +119,10 @@ class Bench:
         self.playbook_bin = shutil.which("ansible-playbook")
         self.missing = self._missing_parts()
         self.deployed = None   # None: not tried yet
-        os.makedirs(os.path.join(cfg.work, "logs"), exist_ok=True)
-        os.makedirs(os.path.join(cfg.work, "counts"), exist_ok=True)
+        for sub in ("logs", "counts"):
+            # Logs of an earlier run would be mistaken for this one's.
+            shutil.rmtree(os.path.join(cfg.work, sub), ignore_errors=True)
+            os.makedirs(os.path.join(cfg.work, sub))
 
     # ---------------------------------------------------------------- set-up / tear-down
     def _missing_parts(self):
