@@ -61,6 +61,8 @@ class Config:
         # serial@hosts: serial 1 over 4 hosts, then 25% over 8 (batches of 2)
         self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@4,25%@8"))
         self.repeat = int(env_str("BENCH_REPEAT", "1"))
+        # The floor is the denominator of every no-op ratio and cheap: run it more often.
+        self.floor_repeat = int(env_str("BENCH_FLOOR_REPEAT", "1" if quick else "3"))
         self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout").split(",")]
         self.prefix = env_str("BENCH_PREFIX", "ascendfleet-bench")
         self.network = env_str("BENCH_NETWORK", "ascendfleet-bench")
@@ -73,7 +75,7 @@ class Config:
         self.mitogen = env_str("BENCH_MITOGEN", "")
         self.work = env_str("BENCH_WORK", os.path.join(TOP, ".cache", "bench"))
         self.write_docs = os.environ.get("BENCH_WRITE_DOCS", "0" if quick else "1") == "1"
-        for name, value in (("BENCH_PREFETCH_HOSTS", self.prefetch_hosts), ("BENCH_REPEAT", self.repeat),
+        for name, value in (("BENCH_PREFETCH_HOSTS", self.prefetch_hosts), ("BENCH_REPEAT", self.repeat), ("BENCH_FLOOR_REPEAT", self.floor_repeat),
                             ("BENCH_PREFETCH_SHARDS", self.prefetch_shards)):
             if value < 1:
                 raise SystemExit("bench: %s must be a positive integer, got %r" % (name, value))
@@ -307,9 +309,10 @@ class Bench:
             return
         for n in cfg.noop_hosts:
             floors, noops = [], []
-            for _ in range(cfg.repeat):
-                floors.append(self.playbook("floor (minimal facts + compose no-op)", "bench/playbooks/floor.yml", n, expect_noop=True))
-                if self.deployed:
+            for i in range(max(cfg.repeat, cfg.floor_repeat)):
+                if i < cfg.floor_repeat:
+                    floors.append(self.playbook("floor (minimal facts + compose no-op)", "bench/playbooks/floor.yml", n, expect_noop=True))
+                if self.deployed and i < cfg.repeat:
                     noops.append(self.playbook("no-op re-run (deploy-qwen.yml)", "playbooks/deploy-qwen.yml", n, expect_noop=True))
             entry = {"floor": agg(floors)}
             if noops:
@@ -576,7 +579,7 @@ class Bench:
 # -------------------------------------------------------------------- helpers
 def count_lines(path, hosts):
     """Per-run counts from the bench_count callback's lines (see its docstring)."""
-    on_host, by_module, tasks = {}, {}, {}
+    on_host, by_module, by_task, tasks = {}, {}, {}, {}
     total = control = cmds = xfers = 0
     if os.path.exists(path):
         with open(path, encoding="utf-8") as handle:
@@ -588,6 +591,7 @@ def count_lines(path, hosts):
                 if rec["kind"] == "module":
                     total += 1
                     by_module[rec.get("module")] = by_module.get(rec.get("module"), 0) + 1
+                    by_task[rec.get("task")] = by_task.get(rec.get("task"), 0) + 1
                     if "local" in (rec.get("connection") or ""):
                         control += 1
                     else:
@@ -611,6 +615,7 @@ def count_lines(path, hosts):
         "transfers": xfers,
         "commands_per_module": (cmds / total) if total else None,
         "by_module": dict(sorted(by_module.items(), key=lambda kv: -kv[1])),
+        "by_task": dict(sorted(by_task.items(), key=lambda kv: -kv[1])),
         "slowest_tasks": sorted(([k, round(v, 2)] for k, v in tasks.items()), key=lambda kv: -kv[1])[:8],
     }
 
@@ -670,7 +675,7 @@ def pick(rec):
             "failed", "hosts", "log", "load_avg")
     out = {k: rec[k] for k in keys}
     for key in ("modules_per_host", "modules_on_hosts_per_host", "modules_on_control_node", "commands_per_module",
-                "transfers", "by_module", "slowest_tasks"):
+                "transfers", "by_module", "by_task", "slowest_tasks"):
         out[key] = rec["counts"][key]
     out["changed_tasks"] = rec["changed_tasks"]
     return out

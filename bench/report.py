@@ -44,7 +44,9 @@ def rows(results):
             out.append(("no-op re-run deploy-qwen.yml, N=%s" % n, _f(nr["wall_s"], 1, " s") + note,
                         _f(fl.get("wall_s"), 1, " s") + " floor playbook", _f(e.get("ratio"), 2, "x"),
                         _goal(e.get("ratio"), GOALS["noop_ratio"])))
-            out.append(("module executions per host (no-op, N=%s)" % n, _f(nr["modules_per_host"], 1),
+            out.append(("module executions per host (no-op, N=%s)" % n,
+                        "%s (%s on the host, %d on the control node)" % (_f(nr["modules_per_host"], 1), _f(nr["modules_on_hosts_per_host"], 1),
+                                                                         nr["modules_on_control_node"]),
                         _f(fl.get("modules_per_host"), 1) + " floor", _f(_ratio(nr["modules_per_host"], fl.get("modules_per_host")), 1, "x"),
                         _goal(nr["modules_per_host"], GOALS["modules_per_host"])))
             out.append(("control node CPU per host (no-op, N=%s)" % n, _f(nr["cpu_s_per_host"], 2, " s"),
@@ -166,9 +168,14 @@ def markdown(results):
         if "noop" in e:
             worst = e["noop"]
     if worst:
-        out += ["", "Module executions of the no-op re-run at N=%d, by module (all hosts):" % worst["hosts"], ""]
-        out += ["| Module | Executions |", "|---|---|"]
-        out += ["| `%s` | %d |" % (k, v) for k, v in worst["by_module"].items()]
+        out += ["", "Module executions of the no-op re-run at N=%d (all hosts), by task:" % worst["hosts"], ""]
+        out += ["| Task | Executions |", "|---|---|"]
+        out += ["| %s | %d |" % (k, v) for k, v in worst.get("by_task", {}).items()]
+        out += ["", "By module: " + ", ".join("`%s` %d" % (k, v) for k, v in worst["by_module"].items())]
+        if worst.get("changed_tasks"):
+            out += ["", "Tasks that reported `changed` on the no-op re-run: " + "; ".join(worst["changed_tasks"]) + "."]
+        out += ["", "Slowest tasks of that run (seconds, summed over batches): " +
+                "; ".join("%s %.1f" % (k, v) for k, v in worst.get("slowest_tasks", []))]
     out += ["", METHOD]
     return "\n".join(out) + "\n"
 
@@ -182,8 +189,10 @@ BENCH_NOOP_HOSTS=1,4,8 BENCH_PREFETCH_SIZE=4GiB BENCH_PREFETCH_HOSTS=8 BENCH_ROL
 
 Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8`), `BENCH_PREFETCH_SIZE`
 (`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@4,25%@8`:
-serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_SECTIONS`
-(`noop,prefetch,rollout`), `BENCH_KEEP=1` (leave the fleet up), `BENCH_HUB_PORT` (`18180`),
+serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`3`), `BENCH_SECTIONS`
+(`noop,prefetch,rollout`), `BENCH_MITOGEN` (a directory holding `ansible_mitogen`, e.g. an unpacked
+mitogen wheel: adds stock-vs-`mitogen_linear` runs), `BENCH_NOTE` (a line about the tree
+measured), `BENCH_KEEP=1` (leave the fleet up), `BENCH_HUB_PORT` (`18180`),
 `BENCH_PREFIX`/`BENCH_NETWORK` (`ascendfleet-bench`), `BENCH_WRITE_DOCS` (`1`, `0` in quick mode).
 The benchmark never fails on speed: it exits non-zero only when the harness itself breaks.
 
