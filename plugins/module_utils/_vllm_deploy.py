@@ -261,7 +261,8 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
          models=None, defaults=None, image=None, presets=None):
     """Resolve and validate every deployment of one host.
 
-    ``image``: dict with repository, version, os, variant (None = from family), image, digest.
+    ``image``: dict with repository, version, os, variant (None = from family), image, digest and
+    mirror (a registry prefix put before the reference).
     ``models``: ``{"Owner/Name": {"prefetched": bool, "revision": str, "reason": str,
     "config": {...}, "weights_bytes": int}}`` as the vllm_model_info module returns.
     Returns ``{"deployments": [...], "absent": [...], "errors": [...], "warnings": [...]}``.
@@ -362,6 +363,8 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                % (dep["image"], built_for, family),
                                "use the %s variant (tag suffix %r) or leave vllm_compose_image_variant unset to choose it from the chips"
                                % (family, FAMILY_VARIANT.get(family, "?"))))
+        if image.get("mirror"):
+            dep["image"] = "%s/%s" % (image["mirror"].rstrip("/"), dep["image"])
         info = models.get(model) or {}
         is_vl = dep["vision"] if dep.get("vision") is not None else "vision_config" in (info.get("config") or {})
         if is_vl and FLASHCOMM1 in dep["extra_env"] and _truthy_env(dep["extra_env"][FLASHCOMM1]):

@@ -38,19 +38,13 @@ options:
     type: path
     required: true
   models:
-    description: The models to read.
+    description:
+      - The models to read, each a mapping with C(model) (ModelScope id C(Owner/Name)) and
+        C(revision) (the revision the completion marker must name, default C(master)).
+      - Other keys are ignored, so a list of vllm_compose deployments can be passed as it is.
     type: list
     elements: dict
     required: true
-    suboptions:
-      model:
-        description: ModelScope id C(Owner/Name).
-        type: str
-        required: true
-      revision:
-        description: The revision the completion marker must name.
-        type: str
-        default: master
 seealso:
   - module: ascendfleet.llm.npu_info
 """
@@ -120,16 +114,17 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             cache_dir=dict(type="path", required=True),
-            models=dict(type="list", elements="dict", required=True, options=dict(
-                model=dict(type="str", required=True),
-                revision=dict(type="str", default="master"),
-            )),
+            models=dict(type="list", elements="dict", required=True),
         ),
         supports_check_mode=True,
     )
     result = {}
     for item in module.params["models"]:
-        result[item["model"]] = model_state(module.params["cache_dir"], item["model"], item["revision"])
+        model = item.get("model")
+        if not isinstance(model, str) or "/" not in model:
+            module.fail_json(msg="models: %r has no model id of the form Owner/Name; give each item a model key" % (item,))
+        revision = str(item.get("revision") or "master")
+        result[model] = model_state(module.params["cache_dir"], model, revision)
     module.exit_json(changed=False, models=result)
 
 

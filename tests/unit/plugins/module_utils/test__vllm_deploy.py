@@ -314,3 +314,8 @@ def test_model_state_not_prefetched(tmp_path, kwargs, revision, reason):
     write_model(str(tmp_path), **kwargs)
     state = vd.model_state(str(tmp_path), QWEN, revision)
     assert state["prefetched"] is False and reason in state["reason"]
+
+
+def test_mirror_prefix():
+    dep = run([SEED_DEP], image=dict(IMAGE, mirror="mirror.example:5000/"))["deployments"][0]
+    assert dep["image"] == "mirror.example:5000/quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"
