@@ -30,7 +30,7 @@ options:
     default: 15.0
 notes:
   - Device ids are the N of C(/dev/davinciN) - the C(Phy-ID) column on A3 (Ascend910_93),
-    the C(Device) column on 310 and 310P, otherwise the NPU id. They are what
-    C(ASCEND_RT_VISIBLE_DEVICES) and the container C(--device /dev/davinciN) flags take. NPU
-    ids on 310P cards (for example C(1792) or C(32832)) are not device numbers.
+    the C(Device) column on 310 and 310P, otherwise the NPU id. They name the device files a
+    container is given (compose C(devices:) entries, C(docker run --device /dev/davinciN)).
+    NPU ids on 310P cards (for example C(1792) or C(32832)) are not device numbers.
 """

@@ -19,7 +19,7 @@ releases (80 to 116 columns) and hand-edited outputs break the alignment.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 HEALTH_VALUES = ("OK", "Warning", "Alarm", "Critical")
@@ -197,6 +197,10 @@ def _num(text, what, line):
 
 def _pair(text, what, line):
     # type: (str, str, str) -> Tuple[Optional[int], Optional[int]]
+    if "/" not in text:
+        if text in ("NA", "-", "N/A"):
+            return None, None
+        raise NpuSmiParseError("%s %r is not a 'used / total' pair" % (what, text), [line])
     used, total = text.split("/", 1)
     if used in ("NA", "-") or total in ("NA", "-"):
         return None, None
@@ -435,8 +439,7 @@ def parse_info(text, warn=None):
             proc_cols = _process_columns(first_cells, group[0])
             continue
         if proc_cols is None:
-            assert head1 is not None and head2 is not None
-            raw_chips.append(_chip(group, layout, head1, head2))
+            raw_chips.append(_chip(group, layout, head1 or [], head2 or []))
             continue
         for line in group:
             cells = _cells(line)
@@ -458,13 +461,20 @@ def parse_info(text, warn=None):
     for npu_id, line in no_proc_npus:
         if npu_id not in npu_ids and warn:
             warn("process table mentions NPU %d, which the chip table does not list" % npu_id)
+    # On A3 the process table's Chip column is the chip index (0/1); should an npu-smi
+    # release print the Phy-ID there instead, match it against the NPU's device ids.
+    by_phy = dict(((c["npu_id"], c["device_id"]), (c["npu_id"], c["chip_id"]))
+                  for c in raw_chips)
     by_chip = {}  # type: Dict[Tuple[int, int], List[Process]]
     for npu_id, chip_id, proc, line in procs:
-        if (npu_id, chip_id) not in known:
+        key = (npu_id, chip_id)
+        if key not in known and layout == LAYOUT_PHY_ID:
+            key = by_phy.get(key, key)
+        if key not in known:
             raise NpuSmiParseError(
                 "process row names NPU %d chip %d, which the chip table does not list"
                 % (npu_id, chip_id), [line])
-        by_chip.setdefault((npu_id, chip_id), []).append(proc)
+        by_chip.setdefault(key, []).append(proc)
 
     chips = []
     seen_devices = {}  # type: Dict[int, Tuple[int, int]]

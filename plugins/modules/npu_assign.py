@@ -1,7 +1,9 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see
+# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ description:
   - With O(state=absent) the owner's chips are released from the ledger.
   - Reads the chips with C(npu-smi info) (see M(ascendfleet.llm.npu_info)).
 author:
-  - ascendfleet maintainers
+  - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
   - ascendfleet.llm.npu_smi
 attributes:
@@ -118,10 +120,10 @@ EXAMPLES = r"""
     count: 2
   register: __vllm_compose_npus
 
-# Use them: ASCEND_RT_VISIBLE_DEVICES and the container device list
+# Use them: the device files the compose service is given
 - name: Show the assigned devices
   ansible.builtin.debug:
-    msg: "ASCEND_RT_VISIBLE_DEVICES={{ __vllm_compose_npus.device_ids | join(',') }} devices={{ __vllm_compose_npus.device_paths }}"
+    msg: "qwen-chat gets {{ __vllm_compose_npus.device_paths | join(', ') }} (ids {{ __vllm_compose_npus.device_ids | join(',') }})"
 
 # Keep a faulty chip out of every assignment
 - name: Assign four NPU chips, never davinci7
@@ -140,9 +142,9 @@ EXAMPLES = r"""
 RETURN = r"""
 device_ids:
   description:
-    - The owner's device ids, sorted. Each is the N of C(/dev/davinciN) (the logical device id
-      for C(ASCEND_RT_VISIBLE_DEVICES) and C(--device) flags), not the npu-smi NPU id - they
-      differ on A3 (Phy-ID) and 310P (Device column).
+    - The owner's device ids, sorted. Each is the N of C(/dev/davinciN), the device file a
+      container is given, not the npu-smi NPU id - they differ on A3 (Phy-ID column) and 310P
+      (Device column).
     - Empty after O(state=absent).
   returned: always
   type: list
@@ -175,6 +177,7 @@ unavailable:
 """
 
 import contextlib
+import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
@@ -231,7 +234,9 @@ def _decide(module, assignments):
                      params["exclude"], params["idle_threshold_pct"], owners)
     except NotEnoughNpus as exc:
         module.fail_json(
-            msg="cannot give %d NPU chip(s) to %s: %s" % (params["count"], owner, exc),
+            msg="cannot give %d NPU chip(s) to %s: %s. To fix: stop what occupies a chip, "
+                "release another deployment's chips (state=absent), exclude fewer chips, or "
+                "ask for fewer" % (params["count"], owner, exc),
             family=family,
             unavailable=[dict(device_id=d, device_path=device_path(d), reason=r)
                          for d, r in exc.unavailable])
@@ -254,7 +259,6 @@ def main():
             executable=dict(type="str", default="npu-smi"),
             idle_threshold_pct=dict(type="float", default=DEFAULT_IDLE_THRESHOLD_PCT),
         ),
-        required_if=[("state", "present", ["count"])],
         supports_check_mode=True,
     )
     params = module.params
@@ -264,6 +268,9 @@ def main():
                              "digits, '-' and '_', starting with a letter or digit (it is "
                              "also the compose project name)" % owner)
     if params["state"] == "present":
+        if params["count"] is None:
+            module.fail_json(msg="count is required with state=present: how many NPU chips "
+                                 "the deployment needs (1, 2, 4, 8 or 16)")
         try:
             check_count(params["count"])
         except NpuAssignError as exc:
@@ -272,6 +279,9 @@ def main():
         module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s"
                              % params["idle_threshold_pct"])
     path = params["state_path"]
+    if params["state"] == "absent" and not os.path.exists(path):
+        # Nothing recorded, nothing to release: leave no lock file behind either.
+        module.exit_json(changed=False, device_ids=[], device_paths=[], previous_device_ids=[])
 
     # Check mode writes nothing, not even the lock file.
     lock = contextlib.nullcontext() if module.check_mode else ledger_io.Lock(path)

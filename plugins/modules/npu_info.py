@@ -1,7 +1,9 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see
+# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ description:
     topology.
   - Read-only; changes nothing.
 author:
-  - ascendfleet maintainers
+  - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
   - ascendfleet.llm.npu_smi
 attributes:
@@ -90,8 +92,8 @@ has_process_table:
 chips:
   description:
     - One entry per chip, in table order.
-    - C(device_id) is the N of C(/dev/davinciN) (the logical device id used in
-      C(ASCEND_RT_VISIBLE_DEVICES) and C(--device) flags), not the npu-smi NPU id.
+    - C(device_id) is the N of C(/dev/davinciN) (the device file a container is given), not
+      the npu-smi NPU id.
   returned: success
   type: list
   elements: dict

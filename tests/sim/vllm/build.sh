@@ -5,7 +5,8 @@
 #
 # Builds FROM ascendfleet-sim/base:latest one image per TAG (default: every tag in TAGS below),
 # named like the real ones (quay.io/ascend/vllm-ascend:TAG), and saves each as an image archive
-# under ${ASCENDFLEET_SIM_CACHE:-/var/cache/ascendfleet-sim}/images/ for air-gapped delivery.
+# under ${ASCENDFLEET_SIM_CACHE:-/var/cache/ascendfleet-sim}/images/ for air-gapped delivery
+# (<repo>/.cache/sim/images/ when the variable is unset and the default is not writable).
 # Images and archives are reused while the inputs (this directory's files + the base image ID +
 # the tag) are unchanged. Knobs (env): SIMVLLM_BASE_IMAGE, SIMVLLM_REPO, SIMVLLM_SAVE=0.
 set -euo pipefail
@@ -13,7 +14,6 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 base="${SIMVLLM_BASE_IMAGE:-ascendfleet-sim/base:latest}"
 repo="${SIMVLLM_REPO:-quay.io/ascend/vllm-ascend}"
-cache_dir="${ASCENDFLEET_SIM_CACHE:-/var/cache/ascendfleet-sim}/images"
 save="${SIMVLLM_SAVE:-1}"
 
 # vllm-ascend's naming: vX (ubuntu), vX-openeuler, vX-a3, vX-a3-openeuler, vX-310p, vX-310p-openeuler.
@@ -31,22 +31,34 @@ if [[ "${1:-}" == "--list" ]]; then
   exit 0
 fi
 if [[ "${1:-}" == -* ]]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
   [[ "$1" == "-h" || "$1" == "--help" ]] && exit 0 || exit 2
 fi
 (($#)) && tags=("$@") || tags=("${TAGS[@]}")
-
-docker info >/dev/null 2>&1 || die "Docker is not reachable (docker info failed); start it with 'make docker'."
-base_id="$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null)" ||
-  die "base image $base is missing; build it first with tests/sim/build-images.sh (or set SIMVLLM_BASE_IMAGE)."
 
 tag_re='^v([0-9][0-9A-Za-z.]*)(-broken)?(-a3|-310p)?(-openeuler)?$'
 for tag in "${tags[@]}"; do
   [[ "$tag" =~ $tag_re ]] || die "tag '$tag' is not of the form vX[-broken][-a3|-310p][-openeuler] (see --list)."
 done
 
+docker info >/dev/null 2>&1 || die "Docker is not reachable (docker info failed); start it with 'make docker'."
+base_id="$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null)" ||
+  die "base image $base is missing; build it first with tests/sim/build-images.sh (or set SIMVLLM_BASE_IMAGE)."
+
+# Same rule as tests/sim/hub/build-wheelhouse.sh: unset and the default not writable -> <repo>/.cache/sim.
+if [[ -n "${ASCENDFLEET_SIM_CACHE:-}" ]]; then
+  cache_dir="$ASCENDFLEET_SIM_CACHE/images"
+  mkdir -p "$cache_dir" 2>/dev/null && [[ -w "$cache_dir" ]] ||
+    die "ASCENDFLEET_SIM_CACHE=$ASCENDFLEET_SIM_CACHE is not a writable directory."
+else
+  cache_dir=/var/cache/ascendfleet-sim/images
+  if ! { mkdir -p "$cache_dir" 2>/dev/null && [[ -w "$cache_dir" ]]; }; then
+    cache_dir="$(cd "$here/../../.." && pwd)/.cache/sim/images"
+    mkdir -p "$cache_dir"
+  fi
+fi
+
 inputs="$(cd "$here" && cat Dockerfile vllm_sim.py build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
-mkdir -p "$cache_dir"
 
 for tag in "${tags[@]}"; do
   [[ "$tag" =~ $tag_re ]]

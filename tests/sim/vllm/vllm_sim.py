@@ -54,6 +54,8 @@ MAX_LEN_KEYS = (
     "max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
     "model_max_length", "max_sequence_length", "max_seq_length", "seq_len",
 )
+# vllm.config.compilation.CUDAGraphMode
+CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 CONTROL_DEVICES = ("davinci_manager", "devmm_svm", "hisi_hdc")
 
 
@@ -67,7 +69,19 @@ class StartupError(Exception):
 
 
 def env_true(name):
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    """vLLM's own env parsing: VLLM_USE_MODELSCOPE is true only for "true" (any case), as in vllm/envs.py."""
+    value = os.environ.get(name, "").strip().lower()
+    return value == "true" if name == "VLLM_USE_MODELSCOPE" else value in ("1", "true")
+
+
+def env_int_flag(name):
+    """vllm-ascend's env parsing (vllm_ascend/envs.py): bool(int(os.getenv(name, "0")))."""
+    value = os.environ.get(name, "0")
+    try:
+        return bool(int(value))
+    except ValueError:
+        raise StartupError("ValueError: invalid literal for int() with base 10: %r" % value,
+                           "%s takes 0 or 1, not %r." % (name, value))
 
 
 def log(level, where, msg):
@@ -110,6 +124,12 @@ def compilation_config(value):
     if not isinstance(data, dict):
         raise argparse.ArgumentTypeError(
             "1 validation error for CompilationConfig\n  Input should be an object [type=model_type, input_value=%r, input_type=str]" % value
+        )
+    mode = data.get("cudagraph_mode")
+    if mode is not None and mode not in CUDAGRAPH_MODES:
+        raise argparse.ArgumentTypeError(
+            "1 validation error for CompilationConfig\ncudagraph_mode\n  Input should be %s [type=enum, input_value=%r, input_type=str]"
+            % (", ".join("'%s'" % m for m in CUDAGRAPH_MODES[:-1]) + " or '%s'" % CUDAGRAPH_MODES[-1], mode)
         )
     return data
 
@@ -231,9 +251,10 @@ def check_variant(soc):
         raise StartupError(
             "AssertionError: Current device type: AscendDeviceType.%s does not match the installed version's device type: "
             "AscendDeviceType.%s, please check your installation package." % (VARIANT_DEVICE_TYPE[chip], VARIANT_DEVICE_TYPE[variant]),
-            "SoC version mismatch: this image is the %s variant but the driver reports %s (%s); use the image tag with '%s' "
-            "(e.g. v0.17.0rc1%s-openeuler) on this host."
-            % (variant, soc, chip, VARIANT_TAG_SUFFIX[chip] or "no variant suffix", VARIANT_TAG_SUFFIX[chip]),
+            "SoC version mismatch: this image is the %s variant but the driver reports %s (%s); run the %s image on this host "
+            "(tag v%s%s%s)." % (variant, soc, chip, chip, os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION),
+                                VARIANT_TAG_SUFFIX[chip],
+                                "" if os.environ.get("ASCENDFLEET_SIM_OS_FLAVOUR") == "ubuntu" else "-openeuler"),
         )
     return chip
 
@@ -241,13 +262,25 @@ def check_variant(soc):
 def modelscope_candidates(model_id, download_dir):
     owner, _, name = model_id.partition("/")
     if download_dir:
-        root = download_dir
+        roots = [download_dir, os.path.join(download_dir, "models")]
     else:
-        cache = os.environ.get("MODELSCOPE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "modelscope", "hub")
-        root = os.path.join(cache, "models")
-    # modelscope stores `Qwen3.5-27B` as `Qwen3___5-27B`; older clients kept the dots.
-    names = [name.replace(".", "___"), name] if "." in name else [name]
-    return [os.path.join(root, owner, n) for n in names]
+        home = os.path.join(os.path.expanduser("~"), ".cache", "modelscope")
+        env = os.environ.get("MODELSCOPE_CACHE")
+        roots = [os.path.join(b, "models") for b in ([env] if env else [os.path.join(home, "hub"), home])]
+    out = []
+    for root in roots:
+        # modelscope <= 1.37: <root>/<Owner>/<Name> with dots stored as "___" (Qwen3___5-27B),
+        # plus the dotted name (a link to it, or older clients).
+        out.append(os.path.join(root, owner, name.replace(".", "___")))
+        if "." in name:
+            out.append(os.path.join(root, owner, name))
+        # modelscope >= 1.38 (modelscope-hub): <root>/<Owner>--<Name>/snapshots/<revision>/
+        snaps = os.path.join(root, owner + "--" + name, "snapshots")
+        try:
+            out.extend(os.path.join(snaps, s) for s in sorted(os.listdir(snaps)))
+        except OSError:
+            out.append(snaps)
+    return out
 
 
 def huggingface_candidates(model_id, download_dir):
@@ -414,9 +447,11 @@ def check_startup(args):
     if max_len is None:
         max_len = derived or 2048
     is_vl = "vision_config" in config
-    if is_vl and env_true("VLLM_ASCEND_ENABLE_FLASHCOMM1"):
+    flashcomm1 = env_int_flag("VLLM_ASCEND_ENABLE_FLASHCOMM1") or bool((args.additional_config or {}).get("enable_flashcomm1"))
+    if flashcomm1 and is_vl:
         raise StartupError("ValueError: Flash Comm V1 is not supported for VL models.",
-                           "%s is a vision-language model: set VLLM_ASCEND_ENABLE_FLASHCOMM1=0 (or leave it unset)." % model)
+                           "%s is a vision-language model: set VLLM_ASCEND_ENABLE_FLASHCOMM1=0 (or leave it unset) and do not set "
+                           "enable_flashcomm1 in --additional-config." % model)
     variant = check_variant(soc)
     world = args.tensor_parallel_size * args.pipeline_parallel_size * args.data_parallel_size
     chips = check_devices(world)

@@ -277,3 +277,27 @@ def test_error_message_lists_offending_lines_without_traceback():
     err = npu_smi.NpuSmiParseError("bad", ["a", "b"])
     assert str(err) == "bad\nOffending line(s):\n  'a'\n  'b'"
     assert re.search("Traceback", str(err)) is None
+
+
+def test_na_memory_reads_as_unknown():
+    text = read(SEED).replace("3390 / 65536", "NA", 1)
+    info, dummy = parse(text)
+    chip4 = info.by_device()[4]
+    assert (chip4.hbm_used_mb, chip4.hbm_total_mb) == (None, None)
+    # No device memory figure: falls back to Memory-Usage 0 / 0, unknown, so not idle.
+    assert chip4.memory_used_pct() is None and chip4.is_idle() is False
+
+
+def test_a3_process_row_by_chip_index_or_phy_id():
+    text = read("A3-910_93-24.1.rc3.7-16chips-idle-no-processes.txt")
+    old = "| No running processes found in NPU 1                                                            |"
+    assert old in text
+    by_index = text.replace(
+        old, "| 1       1                 | 5150          | python                   | 2000                    |")
+    by_phy = text.replace(
+        old, "| 1       3                 | 5150          | python                   | 2000                    |")
+    for variant in (by_index, by_phy):
+        info, dummy = parse(variant)
+        busy = [(c.npu_id, c.chip_id, c.device_id, [p.pid for p in c.processes])
+                for c in info.chips if c.processes]
+        assert busy == [(1, 1, 3, [5150])]
