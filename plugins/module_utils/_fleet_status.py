@@ -11,9 +11,12 @@ and by the tests). Standard library only.
 :func:`evaluate` takes one record per host::
 
     {"host": "sim-910b2-seed",
-     "error": None,                # why the host could not be read (unreachable, module failure)
-     "observed": {...},            # the result of ascendfleet.llm.vllm_status
-     "plan": {...}}                # vllm_compose_plan of the host's deployments (desired state)
+     "observed": {...},            # the result of ascendfleet.llm.vllm_status (or its failure)
+     "plan": {...},                # vllm_compose_plan of the host's deployments (desired state)
+     "error": None}                # optional: why the host could not be read
+
+or the same as a ``[host, observed, plan]`` sequence. A host whose ``observed`` is not a
+vllm_status result (unreachable, module failed) is ``failed`` with the failure message.
 
 and returns the fleet: hosts with a verdict ``ok`` / ``attention`` / ``failed``, the reasons
 behind it, the chips and every deployment with running vs desired. :func:`render_text`,
@@ -100,7 +103,8 @@ def _deployment(desired, observed, host):
     if desired is not None and running_image and desired_image and running_image != desired_image:
         verdict = _worst(verdict, ATTENTION)
         if last_good.get("image") == running_image:
-            reasons.append("runs last-known-good %s, desired %s (rolled back? see the deploy summary)"
+            reasons.append("runs %s (its last-known-good), desired %s: a rollout is pending or was rolled back "
+                           "(see reports/vllm_compose.md; roll out with playbooks/deploy-qwen.yml)"
                            % (running_image, desired_image))
         else:
             reasons.append("runs %s, desired %s (roll out with playbooks/deploy-qwen.yml)" % (running_image, desired_image))
@@ -145,11 +149,17 @@ def evaluate(records, generated_at=""):
     """The fleet status (see the module docstring) from one record per host."""
     hosts = []
     for record in records:
+        if isinstance(record, (list, tuple)):
+            record = dict(zip(("host", "observed", "plan"), record))
         name = record.get("host")
         observed = record.get("observed") or {}
         plan = record.get("plan") or {}
-        if record.get("error") or not observed:
-            hosts.append({"host": name, "verdict": FAILED, "reasons": [record.get("error") or "no status gathered"],
+        error = record.get("error")
+        if not error and "chips" not in observed:
+            # A failed or unreachable host leaves the module's failure message (or nothing).
+            error = observed.get("msg") or "no status gathered: host unreachable, or the status tasks failed earlier"
+        if error:
+            hosts.append({"host": name, "verdict": FAILED, "reasons": [str(error)],
                           "family": None, "uptime_seconds": None, "chips": [], "chip_counts": {},
                           "deployments": [], "problems": []})
             continue
@@ -324,7 +334,9 @@ tr.host-attention td.host{border-left:6px solid #d4a72c}
 tr.host-ok td.host{border-left:6px solid #2da44e}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:700;font-size:12px;color:#fff}
 .badge.failed{background:#cf222e}.badge.attention{background:#9a6700}.badge.ok{background:#1a7f37}
-.chips{white-space:nowrap}
+td.host{white-space:nowrap}
+.chips{min-width:150px;max-width:170px}
+.want{color:#9a6700;font-weight:600}
 .chip{display:inline-block;width:14px;height:14px;margin:0 2px 2px 0;border-radius:3px;border:1px solid #8c959f}
 .chip.busy{background:#0969da}.chip.idle{background:#fff}.chip.used{background:#afb8c1}.chip.unhealthy{background:#cf222e}
 .reasons{margin:0;padding-left:16px;color:#4d2d00}
@@ -332,6 +344,16 @@ tr.host-failed .reasons{color:#82071e}
 code{font:12px ui-monospace,"DejaVu Sans Mono",monospace}
 .legend{margin-top:10px;color:#57606a;font-size:12px}
 """
+
+
+def _ref(ref):
+    # type: (Optional[str]) -> str
+    """An image reference as its tag, the full reference on hover."""
+    if not ref:
+        return "-"
+    name = ref.split("@", 1)[0]
+    tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else name
+    return '<code title="%s">%s</code>' % (html.escape(ref), html.escape(tag))
 
 
 def render_html(fleet, title="ascendfleet.llm fleet status"):
@@ -372,11 +394,11 @@ def render_html(fleet, title="ascendfleet.llm fleet status"):
                 cells.append('<td colspan="6">-</td>')
                 notes = host.get("reasons") or ["no deployments"]
             else:
-                image = esc(dep.get("image_running") or "-")
+                image = _ref(dep.get("image_running"))
                 if dep.get("image_desired") and not dep.get("image_current"):
-                    image += "<br><small>desired %s</small>" % esc(dep["image_desired"])
+                    image += "<br><small class=\"want\">desired %s</small>" % _ref(dep["image_desired"])
                 if dep.get("last_good_image"):
-                    image += "<br><small>last-good %s</small>" % esc(dep["last_good_image"])
+                    image += "<br><small>last-good %s</small>" % _ref(dep["last_good_image"])
                 endpoint = ":%s /health %s" % (dep.get("port") or "-", "-" if dep.get("health") is None else dep["health"])
                 if dep.get("models"):
                     endpoint += "<br><small>models: %s</small>" % esc(", ".join(dep["models"]))
@@ -386,7 +408,7 @@ def render_html(fleet, title="ascendfleet.llm fleet status"):
                 cells.append('<td><b>%s</b><br><small>%s · cards %s</small></td>' % (
                     esc(dep["name"] or "-"), esc(dep.get("model") or "-"),
                     esc(",".join(str(c) for c in dep.get("cards") or []) or "-")))
-                cells.append("<td><code>%s</code></td>" % image)
+                cells.append("<td>%s</td>" % image)
                 cells.append("<td>%s</td>" % endpoint)
                 cells.append("<td>%s</td>" % load)
                 cells.append("<td>%s</td>" % esc(dep.get("cache") or "-"))
