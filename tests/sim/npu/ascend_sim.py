@@ -1,0 +1,795 @@
+#!/usr/bin/python3
+"""Ascend NPU host simulator (test infrastructure, never shipped).
+
+One self-contained Python 3.11 standard-library file. host-init copies it to
+/usr/local/bin/npu-smi, /usr/local/Ascend/driver/tools/hccn_tool and
+/usr/local/bin/npu-sim-fault; it dispatches on the name it is called by
+(or on ``ASCENDFLEET_SIM_TOOL``). Output formats are written from the real
+samples in /work/shared/npu-smi-samples/ (see README.md next to this file);
+this simulator never imports the product's parser.
+
+Environment:
+  ASCENDFLEET_SIM_ROOT         prefix for every path (default "/"), for tests
+  ASCENDFLEET_SIM_NPU_PROFILE  profile JSON (default <root>/etc/ascendfleet-sim/profile.json)
+  ASCENDFLEET_SIM_DOCKER_FAKE  JSON file with a list of `docker inspect` objects
+                               used instead of asking the Docker Engine
+  ASCENDFLEET_SIM_DOCKER_SOCK  Docker Engine socket (default /var/run/docker.sock)
+"""
+
+import json
+import os
+import re
+import sys
+
+PROFILE_DEFAULT = "etc/ascendfleet-sim/profile.json"
+STATE_DIR = "run/ascendfleet-sim"
+FAULTS_FILE = "faults.json"
+DEVICE_MAJOR = {"davinci": 236, "davinci_manager": 237, "devmm_svm": 238, "hisi_hdc": 239}
+CONTROL_DEVICES = ("davinci_manager", "devmm_svm", "hisi_hdc")
+COMPOSE_PLUGIN_DIRS = (
+    "usr/libexec/docker/cli-plugins",
+    "usr/lib/docker/cli-plugins",
+    "usr/local/lib/docker/cli-plugins",
+    "usr/local/libexec/docker/cli-plugins",
+)
+COMPOSE_HIDDEN_SUFFIX = ".ascendfleet-sim-hidden"
+
+USAGE_LINE = "Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]"
+HELP_TEXT = USAGE_LINE + """
+
+Commands:
+       watch          Show all device's status in scrolling format
+       proc           Show device's matrix process status in scrolling format
+       -h, --help     Show this help text and exit
+       -m             Show all device's mapping information
+       -l             Show all device's topology information
+       -t type        Show information for type
+                      type: board, flash, memory, usages, sensors, temp, power, volt, mac-addr,
+                            common, health, product, ecc, ip, sys-time, i2c_check, work-mode,
+                            ecc-enable, p2p-enable, ssh-enable, license, customized-info,
+                            device-share, nve-level, aicpu-config, pcie-err, mcu-monitor,
+                            err-count, boot-area, vnpu-mode, info-vnpu, vnpu-svm, cpu-num-cfg,
+                            first-power-on-date, proc-mem, phyid-remap, vnpu-cfg-recover, key-manage,
+                            template-info, pkcs-enable, p2p-mem-cfg, pwm-mode, pwm-duty-ratio,
+                            boot-select, topo.
+
+Options:
+       -i %d          Card ID
+       -c %d          Chip ID
+       -p %d          Chip Physical ID
+"""
+
+# Table geometry per layout, measured on the real samples (see README.md).
+LAYOUTS = {
+    # 910B / A3 / 910A since 23.0: 98 columns
+    "wide": {"cols": (27, 15, 52), "npu_w": 6, "proc_npu_w": 8, "version_col": 35,
+             "power_w": 12, "temp_w": 18, "huge_pair": 5, "aicore_w": 12, "mem_w": 18,
+             "mem_pair": 5, "hbm": True, "chip_sep": "plain"},
+    # Atlas 800 model 9010 (910A) in Huawei's docs: 93 columns
+    "narrow": {"cols": (22, 15, 52), "npu_w": 6, "proc_npu_w": 8, "version_col": 36,
+               "power_w": 12, "temp_w": 18, "huge_pair": 5, "aicore_w": 12, "mem_w": 18,
+               "mem_pair": 5, "hbm": True, "chip_sep": "plain"},
+    # 310P (Atlas 300I Pro / Duo): 106 columns, no HBM column
+    "310p": {"cols": (31, 17, 54), "npu_w": 8, "proc_npu_w": 8, "version_col": 51,
+             "power_w": 13, "temp_w": 18, "huge_pair": 6, "aicore_w": 13, "mem_w": 40,
+             "mem_pair": 5, "hbm": False, "chip_sep": "columns"},
+}
+FAMILY_LAYOUT = {"910B": "wide", "A3": "wide", "910A": "wide", "310P": "310p"}
+FAMILY_PCI_DEVICE_ID = {"910A": "0xD801", "910B": "0xD802", "A3": "0xD803", "310P": "0xD500"}
+
+# version.info defaults per driver release line, taken from the real samples
+# (driver-version.info-*): ascendhal_version, Innerversion, compatible_version,
+# compatible_version_fw.
+DRIVER_LINES = {
+    "23.0": ("7.35.19", "V100R001C15SPC012B220",
+             "[V100R001C29],[V100R001C30],[V100R001C13],[V100R001C15]", "[7.0.0,7.1.99]"),
+    "24.1": ("7.35.23", "V100R001C18SPC001B233",
+             "[V100R001C30],[V100R001C13],[V100R001C15],[V100R001C17],[V100R001C18]",
+             "[7.0.0,7.2.99]"),
+    "25.0": ("7.35.23", "V100R001C21SPC002B220",
+             "[V100R001C17],[V100R001C18],[V100R001C19],[V100R001C20],[V100R001C21]",
+             "[7.0.0,7.7.99]"),
+    "25.3": ("7.35.23", "V100R001C23SPC002B212",
+             "[V100R001C19],[V100R001C20],[V100R001C21],[V100R001C22],[V100R001C23]",
+             "[7.0.0,8.9.9]"),
+}
+FIRMWARE_LINES = {
+    "7.1": "[23.0.rc3,23.0.rc3.],[23.0.0,23.0.0.]",
+    "7.7": "[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.],[25.0,25.0.]",
+}
+
+
+class SimError(Exception):
+    """A mistake in a profile or in the simulator's own input."""
+
+
+# --------------------------------------------------------------------- paths
+def root():
+    return os.environ.get("ASCENDFLEET_SIM_ROOT", "/") or "/"
+
+
+def rpath(rel):
+    return os.path.join(root(), rel.lstrip("/"))
+
+
+def profile_path():
+    return os.environ.get("ASCENDFLEET_SIM_NPU_PROFILE") or rpath(PROFILE_DEFAULT)
+
+
+def state_path():
+    return rpath(os.path.join(STATE_DIR, FAULTS_FILE))
+
+
+# ------------------------------------------------------------------ profiles
+def load_profile(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise SimError(
+            "simulator profile %s not found: run /opt/ascendfleet-sim/npu/host-init "
+            "(or set ASCENDFLEET_SIM_NPU_PROFILE to a profile JSON file)" % path) from None
+    except json.JSONDecodeError as exc:
+        raise SimError("simulator profile %s is not valid JSON: %s" % (path, exc)) from None
+    return normalise_profile(data, path)
+
+
+def _need(mapping, key, where):
+    if key not in mapping:
+        raise SimError("%s: missing required key %r (see tests/sim/npu/README.md)" % (where, key))
+    return mapping[key]
+
+
+def normalise_profile(data, where="profile"):
+    """Validate a profile and expand chip_defaults into every chip."""
+    if not isinstance(data, dict):
+        raise SimError("%s: the profile must be a JSON object" % where)
+    family = _need(data, "family", where)
+    if family not in FAMILY_LAYOUT:
+        raise SimError("%s: family %r is not one of %s" % (where, family, sorted(FAMILY_LAYOUT)))
+    for key in ("model", "soc", "npu_smi_version", "driver", "firmware", "npus"):
+        _need(data, key, where)
+    layout = dict(LAYOUTS[data.get("layout", FAMILY_LAYOUT[family])])
+    if "version_column" in data:
+        layout["version_col"] = int(data["version_column"])
+    data["_layout"] = layout
+    defaults = data.get("chip_defaults", {})
+    seen = {}
+    for npu in data["npus"]:
+        nwhere = "%s: npus[id=%s]" % (where, npu.get("id"))
+        _need(npu, "id", nwhere)
+        chips = _need(npu, "chips", nwhere)
+        for index, chip in enumerate(chips):
+            merged = dict(defaults)
+            merged.update(chip)
+            merged.setdefault("chip", index)
+            cwhere = "%s chip %s" % (nwhere, merged["chip"])
+            for key in ("device", "bus_id"):
+                _need(merged, key, cwhere)
+            if merged["device"] in seen:
+                raise SimError("%s: device %s is already used by NPU %s" % (
+                    cwhere, merged["device"], seen[merged["device"]]))
+            seen[merged["device"]] = npu["id"]
+            merged.setdefault("health", "OK")
+            merged.setdefault("processes", [])
+            chips[index] = merged
+    data.setdefault("faults", {})
+    return data
+
+
+def all_chips(profile):
+    for npu in profile["npus"]:
+        for chip in npu["chips"]:
+            yield npu, chip
+
+
+def read_faults():
+    try:
+        with open(state_path(), encoding="utf-8") as fh:
+            return json.load(fh)
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def write_faults(faults):
+    path = state_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(faults, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def effective_faults(profile):
+    """Profile faults, overridden by the runtime state of npu-sim-fault."""
+    base = profile.get("faults", {})
+    state = read_faults()
+    health = {str(k): v for k, v in base.get("health", {}).items()}
+    health.update({str(k): v for k, v in state.get("health", {}).items()})
+    return {
+        "dcmi": bool(state.get("dcmi", base.get("dcmi", False))),
+        "health": health,
+    }
+
+
+# -------------------------------------------------------------- live docker
+def _docker_inspect_all():
+    fake = os.environ.get("ASCENDFLEET_SIM_DOCKER_FAKE")
+    if fake:
+        try:
+            with open(fake, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise SimError("ASCENDFLEET_SIM_DOCKER_FAKE=%s: cannot read a JSON list of "
+                           "`docker inspect` objects: %s" % (fake, exc)) from None
+        if not isinstance(data, list):
+            raise SimError("ASCENDFLEET_SIM_DOCKER_FAKE=%s: expected a JSON list of "
+                           "`docker inspect` objects" % fake)
+        return data
+    sock = os.environ.get("ASCENDFLEET_SIM_DOCKER_SOCK", "/var/run/docker.sock")
+    if not os.path.exists(sock):
+        return []
+    import http.client  # only when a socket exists: keeps npu-smi fast
+    import socket
+
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(self.timeout)
+            self.sock.connect(sock)
+
+    def get(path):
+        conn = UnixConnection("localhost", timeout=1.5)
+        try:
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            body = resp.read()
+            if resp.status != 200:
+                return None
+            return json.loads(body)
+        finally:
+            conn.close()
+
+    try:
+        listing = get("/containers/json") or []
+        result = []
+        for item in listing:
+            detail = get("/containers/%s/json" % item["Id"])
+            if detail:
+                result.append(detail)
+        return result
+    except (OSError, ValueError):
+        return []  # docker down or hung: show the static state only
+
+
+DAVINCI_RE = re.compile(r"^/dev/davinci(\d+)$")
+
+
+def _gpu_memory_utilization(args):
+    for i, arg in enumerate(args):
+        if arg.startswith("--gpu-memory-utilization="):
+            value = arg.split("=", 1)[1]
+        elif arg == "--gpu-memory-utilization" and i + 1 < len(args):
+            value = args[i + 1]
+        else:
+            continue
+        try:
+            return min(max(float(value), 0.0), 1.0)
+        except ValueError:
+            return None
+    return None
+
+
+def _process_name(container):
+    pid = container.get("State", {}).get("Pid")
+    cmdline = [container.get("Path") or ""] + list(container.get("Args") or [])
+    image = str(container.get("Config", {}).get("Image", ""))
+    if "vllm" in " ".join(cmdline) or "vllm" in image:
+        return "VLLMWorker_TP"
+    try:
+        with open("/proc/%s/comm" % pid, encoding="utf-8") as fh:
+            return fh.read().strip()[:15]
+    except (OSError, TypeError):
+        return os.path.basename(cmdline[0])[:15] or "unknown"
+
+
+def live_processes():
+    """{device index: [(pid, name, utilization or None)]} of running containers."""
+    result = {}
+    for container in _docker_inspect_all():
+        state = container.get("State", {})
+        if not state.get("Running", False) or not state.get("Pid"):
+            continue
+        devices = (container.get("HostConfig") or {}).get("Devices") or []
+        util = _gpu_memory_utilization(list(container.get("Args") or []))
+        name = None
+        for dev in devices:
+            match = DAVINCI_RE.match(str(dev.get("PathOnHost", "")))
+            if not match:
+                continue
+            if name is None:
+                name = _process_name(container)
+            result.setdefault(int(match.group(1)), []).append((state["Pid"], name, util))
+    return result
+
+
+# ---------------------------------------------------------------- rendering
+def _fmt_power(value):
+    if isinstance(value, (int, float)):
+        return "%.1f" % value
+    return str(value)
+
+
+def _pair(used, total, width):
+    return str(used).ljust(width) + "/ " + str(total)
+
+
+class Table:
+    def __init__(self, layout):
+        self.lay = layout
+        self.c1, self.c2, self.c3 = layout["cols"]
+        self.width = self.c1 + self.c2 + self.c3 + 4
+
+    def full(self, ch="-"):
+        return "+" + ch * (self.width - 2) + "+"
+
+    def cols(self, ch):
+        return "+" + ch * self.c1 + "+" + ch * self.c2 + "+" + ch * self.c3 + "+"
+
+    def row(self, a, b, c):
+        return "|" + (" " + a).ljust(self.c1) + "|" + (" " + b).ljust(self.c2) + "|" + \
+            (" " + c).ljust(self.c3) + "|"
+
+    def wide_row(self, text):
+        return ("| " + text).ljust(self.width - 1) + "|"
+
+
+def chip_view(profile, npu, chip, faults, live):
+    """The figures npu-smi shows for one chip, live processes included."""
+    view = dict(chip)
+    view["health"] = faults["health"].get(str(chip["device"]), chip["health"])
+    procs = [dict(p) for p in chip.get("processes", [])]
+    hbm = list(chip.get("hbm", [0, 0]))
+    mem = list(chip.get("memory", [0, 0]))
+    entries = live.get(chip["device"], [])
+    if entries:
+        # HBM (or the 310P's memory) rises to utilization x capacity; the
+        # process is charged what it adds.
+        target = hbm if profile["_layout"]["hbm"] else mem
+        for pid, name, util in entries:
+            util = util if util is not None else profile.get("live", {}).get(
+                "memory_fraction", 0.9)
+            wanted = int(target[1] * util)
+            charge = max(wanted - target[0], 0)
+            target[0] += charge
+            procs.append({"pid": pid, "name": name, "memory": charge})
+        view["aicore"] = max(int(chip.get("aicore", 0)),
+                             int(profile.get("live", {}).get("aicore", 12)))
+    view["hbm"], view["memory"], view["procs"] = hbm, mem, procs
+    return view
+
+
+def render_info(profile, faults, live):
+    lay = profile["_layout"]
+    t = Table(lay)
+    version = profile["npu_smi_version"]
+    out = [t.full("-")]
+    head = ("| npu-smi " + version).ljust(lay["version_col"]) + "Version: " + version
+    out.append(head.ljust(t.width - 1) + "|")
+    out.append(t.cols("-"))
+    if lay["hbm"]:
+        h3a = "Power(W)".ljust(lay["power_w"]) + "Temp(C)".ljust(lay["temp_w"]) + \
+            "Hugepages-Usage(page)"
+        h3b = "AICore(%)".ljust(lay["aicore_w"]) + "Memory-Usage(MB)".ljust(lay["mem_w"]) + \
+            "HBM-Usage(MB)"
+    else:
+        h3a = "Power(W)".ljust(lay["power_w"]) + "Temp(C)".ljust(lay["temp_w"]) + \
+            "Hugepages-Usage(page)"
+        h3b = "AICore(%)".ljust(lay["aicore_w"]) + "Memory-Usage(MB)"
+    w = lay["npu_w"]
+    second = {"A3": "Phy-ID", "310P": "Device"}.get(profile["family"], "")
+    out.append(t.row("NPU".ljust(w) + "Name", "Health", h3a))
+    out.append(t.row(("Chip".ljust(w) + second).rstrip(), "Bus-Id", h3b))
+    out.append(t.cols("="))
+    views = []
+    for npu in profile["npus"]:
+        chips = [chip_view(profile, npu, c, faults, live) for c in npu["chips"]]
+        views.append((npu, chips))
+        for i, v in enumerate(chips):
+            c3a = _fmt_power(v.get("power", "NA")).ljust(lay["power_w"]) + \
+                str(v.get("temp", 0)).ljust(lay["temp_w"]) + \
+                _pair(*v.get("hugepages", [0, 0]), lay["huge_pair"])
+            c3b = str(v.get("aicore", 0)).ljust(lay["aicore_w"]) + \
+                _pair(*v["memory"], lay["mem_pair"])
+            if lay["hbm"]:
+                c3b = c3b.ljust(lay["aicore_w"] + lay["mem_w"]) + _pair(*v["hbm"], lay["mem_pair"])
+            out.append(t.row(str(npu["id"]).ljust(w) + profile.get("name", profile["model"]),
+                             v["health"], c3a))
+            line2 = str(v["chip"]).ljust(w) + (str(v["device"]) if second else "")
+            out.append(t.row(line2.rstrip(), v["bus_id"], c3b))
+            if i + 1 < len(chips):
+                out.append(t.full("-") if lay["chip_sep"] == "plain" else t.cols("-"))
+        out.append(t.cols("="))
+    # process table
+    pw = lay["proc_npu_w"]
+    out.append(t.cols("-"))
+    proc_c3 = "Process name".ljust(25) + "| " + "Process memory(MB)"
+    out.append(t.row("NPU".ljust(pw) + "Chip", "Process id", proc_c3))
+    out.append(t.cols("="))
+    for npu, chips in views:
+        rows = []
+        for v in chips:
+            for p in v["procs"]:
+                rows.append(t.row(str(npu["id"]).ljust(pw) + str(v["chip"]), str(p["pid"]),
+                                  str(p["name"]).ljust(25) + "| " + str(p["memory"])))
+        if not rows:
+            rows.append(t.wide_row("No running processes found in NPU %s" % npu["id"]))
+        out.extend(rows)
+        out.append(t.cols("="))
+    return "\n".join(out) + "\n"
+
+
+def render_mapping(profile):
+    indent = profile.get("detail_indent", "\t")
+    pad = profile.get("mapping_trailing_pad", False)
+    last = (lambda s: s.ljust(30)) if pad else (lambda s: s)
+    lines = [indent + "NPU ID".ljust(31) + "Chip ID".ljust(31) + "Chip Logic ID".ljust(31) +
+             last("Chip Name")]
+    for npu in profile["npus"]:
+        for chip in npu["chips"]:
+            lines.append(indent + str(npu["id"]).ljust(31) + str(chip["chip"]).ljust(31) +
+                         str(chip.get("logic_id", chip["device"])).ljust(31) +
+                         profile.get("chip_name", "Ascend " + profile["model"]))
+        if profile.get("mapping_mcu", True):
+            lines.append(indent + str(npu["id"]).ljust(31) + str(len(npu["chips"])).ljust(31) +
+                         "-".ljust(31) + last("Mcu"))
+    return "\n".join(lines) + "\n"
+
+
+def _kv(indent, key, value):
+    return indent + key.ljust(31) + ": " + str(value)
+
+
+def render_health(profile, chip, faults):
+    indent = profile.get("detail_indent", "\t")
+    health = faults["health"].get(str(chip["device"]), chip["health"])
+    detail = chip.get("health_detail", {})
+    if health == "OK":
+        code, info = "NA", ["NA"]
+    else:
+        code = detail.get("error_code", "80E01801")
+        info = detail.get("error_information",
+                          ["simulated fault: chip health turned %s" % health])
+    lines = [_kv(indent, "Health Status", health), _kv(indent, "Error Code", code),
+             _kv(indent, "Error Information", info[0])]
+    for extra in info[1:]:
+        lines.extend(["", indent + " " * 31 + ": " + extra])
+    return "\n".join(lines) + "\n"
+
+
+def render_board(profile, npu, chip):
+    indent = profile.get("detail_indent", "\t")
+    board = dict(profile.get("board", {}))
+    board.update(npu.get("board", {}))
+    family = profile["family"]
+    first = npu["chips"][0]
+    if chip is None:
+        rows = [("NPU ID", npu["id"]),
+                ("Software Version", profile["driver"]["version"]),
+                ("Firmware Version", profile["firmware"]["version"]),
+                ("Compatibility", board.get("compatibility", "OK")),
+                ("Board ID", board.get("board_id", "0x02")),
+                ("PCB ID", board.get("pcb_id", "A")),
+                ("BOM ID", board.get("bom_id", 1)),
+                ("PCIe Bus Info", first["bus_id"]),
+                ("Slot ID", board.get("slot_id", npu["id"])),
+                ("Class ID", board.get("class_id", "NA")),
+                ("PCI Vendor ID", "0x19E5"),
+                ("PCI Device ID", board.get("pci_device_id", FAMILY_PCI_DEVICE_ID[family])),
+                ("Subsystem Vendor ID", board.get("subsystem_vendor_id", "0x0200")),
+                ("Subsystem Device ID", board.get("subsystem_device_id", "0x0100")),
+                ("Chip Count", len(npu["chips"]))]
+    else:
+        cboard = dict(board)
+        cboard.update(chip.get("board", {}))
+        if family == "A3":
+            rows = [("NPU ID", npu["id"]), ("NPU Name", profile.get("npu_name", "9392")),
+                    ("Chip ID", chip["chip"]), ("Chip Name", profile["model"])]
+        else:
+            rows = [("NPU ID", npu["id"]), ("Chip ID", chip["chip"]), ("Chip Type", "Ascend"),
+                    ("Chip Name", profile["model"])]
+        rows += [("Chip Version", cboard.get("chip_version", "V1")),
+                 ("Board ID", cboard.get("board_id", "0x02")),
+                 ("PCB ID", cboard.get("chip_pcb_id", "NA")),
+                 ("BOM ID", cboard.get("bom_id", 1)),
+                 ("VDie ID", cboard.get("vdie_id", _die_id("V", chip["device"]))),
+                 ("NDie ID", cboard.get("ndie_id", _die_id("N", chip["device"]))),
+                 ("Chip Position ID", cboard.get("chip_position_id", chip["chip"])),
+                 ("PCIe Bus Info", chip["bus_id"]),
+                 ("Firmware Version", profile["firmware"]["version"])]
+    return "\n".join(_kv(indent, k, v) for k, v in rows) + "\n"
+
+
+def _die_id(kind, device):
+    base = 0x42C711D4 if kind == "V" else 0x27216594
+    return "%08X 20B03704 4A10C8D4 14CC040A D2102003" % ((base + device) & 0xFFFFFFFF)
+
+
+# --------------------------------------------------------------- host files
+def _line_key(version, table):
+    """The entry of `table` for the release line of `version` (newest not newer)."""
+    def num(text):
+        return tuple(int(x) for x in re.findall(r"\d+", text)[:2])
+    wanted = num(version)
+    keys = sorted(table, key=num)
+    best = keys[0]
+    for key in keys:
+        if num(key) <= wanted:
+            best = key
+    return best
+
+
+def driver_version_info(profile):
+    """/usr/local/Ascend/driver/version.info (format of driver-version.info-*)."""
+    drv = profile["driver"]
+    version = drv["version"]
+    hal, inner, compat, compat_fw = DRIVER_LINES[_line_key(version, DRIVER_LINES)]
+    lines = ["Version=" + version,
+             "ascendhal_version=" + drv.get("ascendhal_version", hal),
+             "aicpu_version=1.0", "tdt_version=1.0", "log_version=1.0", "prof_version=2.0",
+             "dvppkernels_version=1.1", "tsfw_version=1.0",
+             "Innerversion=" + drv.get("innerversion", inner),
+             "compatible_version=" + drv.get("compatible_version", compat),
+             "compatible_version_fw=" + drv.get("compatible_version_fw", compat_fw)]
+    package = drv.get("package_version", version)
+    if package is not None:  # 24.1.rc1 (doc) has no package_version line
+        lines.append("package_version=" + package)
+    return "\n".join(lines) + "\n"
+
+
+def firmware_version_info(profile):
+    """/usr/local/Ascend/firmware/version.info (format of firmware-version.info-*)."""
+    fw = profile["firmware"]
+    line = _line_key(fw["version"], FIRMWARE_LINES)
+    return "\n".join([
+        "Version=" + fw["version"],
+        "firmware_version=1.0",
+        "package_version=" + fw.get("package_version", profile["driver"]["version"]),
+        "compatible_version_drv=" + fw.get("compatible_version_drv", FIRMWARE_LINES[line]),
+    ]) + "\n"
+
+
+def ascend_install_info(profile):
+    """/etc/ascend_install.info (format of etc-ascend_install.info-driver-firmware-full-*)."""
+    user = profile.get("install_user", "HwHiAiUser")
+    return "\n".join([
+        "UserName=" + user, "UserGroup=" + user,
+        "Driver_Install_Type=full", "Driver_Install_Path_Param=/usr/local/Ascend",
+        "Driver_Install_For_All=yes", "Driver_Install_Mode=normal",
+        "Firmware_Install_Type=full", "Firmware_Install_Path_Param=/usr/local/Ascend",
+    ]) + "\n"
+
+
+# ------------------------------------------------------------------ npu-smi
+def _invalid(which):
+    text = {"i": "Invalid card id.\nError parameter of -i\n",
+            "c": "Invalid chip id.\nError parameter of -c\n"}[which]
+    sys.stdout.write(text + USAGE_LINE + "\n")
+    return 1
+
+
+def npu_smi(argv):
+    profile = load_profile(profile_path())
+    faults = effective_faults(profile)
+    if faults["dcmi"]:
+        sys.stdout.write("DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\n"
+                         "dcmi module initialize failed. ret is -8005\n")
+        return 1
+    if not argv or argv[0] != "info":
+        sys.stdout.write("Usage: npu-smi <info|set|clear|upgrade|...> [Options...]\n"
+                         "(simulator: only `npu-smi info ...` is simulated)\n")
+        return 1
+    args = argv[1:]
+    if not args:
+        sys.stdout.write(render_info(profile, faults, live_processes()))
+        return 0
+    if args[0] in ("-h", "--help"):
+        sys.stdout.write(HELP_TEXT)
+        return 0
+    if args == ["-m"]:
+        sys.stdout.write(render_mapping(profile))
+        return 0
+    opts = {}
+    i = 0
+    while i < len(args):
+        key = args[i]
+        if key in ("-t", "-i", "-c") and i + 1 < len(args):
+            opts[key] = args[i + 1]
+            i += 2
+            continue
+        sys.stdout.write("Error parameter of %s\n%s\n" % (key, USAGE_LINE))
+        return 1
+    kind = opts.get("-t")
+    if kind not in ("health", "board"):
+        sys.stdout.write("simulator: `npu-smi info -t %s` is not simulated "
+                         "(supported: -t health, -t board)\n" % kind)
+        return 1
+    if "-i" not in opts:
+        return _invalid("i")
+    npu = next((n for n in profile["npus"] if str(n["id"]) == opts["-i"]), None)
+    if npu is None:
+        return _invalid("i")
+    chip = None
+    if "-c" in opts:
+        chip = next((c for c in npu["chips"] if str(c["chip"]) == opts["-c"]), None)
+        if chip is None:
+            return _invalid("c")
+    if kind == "health":
+        target = chip or npu["chips"][0]
+        sys.stdout.write(render_health(profile, target, faults))
+    else:
+        sys.stdout.write(render_board(profile, npu, chip))
+    return 0
+
+
+# ----------------------------------------------------------------- hccn_tool
+def hccn_tool(argv):
+    profile = load_profile(profile_path())
+    if effective_faults(profile)["dcmi"]:
+        sys.stdout.write("dcmi module initialize failed. ret is -8005\n")
+        return 1
+    if len(argv) < 4 or argv[0] != "-i" or argv[-1] != "-g":
+        sys.stdout.write("Usage: hccn_tool -i <device_id> -<link|ip|net_health|fec> -g\n"
+                         "(simulator: only these getters are simulated)\n")
+        return 1
+    chip = next((c for _, c in all_chips(profile) if str(c["device"]) == argv[1]), None)
+    if chip is None:
+        sys.stdout.write("device id %s is invalid\n" % argv[1])
+        return 1
+    net = chip.get("network", {})
+    what = argv[2]
+    if what == "-link":
+        sys.stdout.write("link status: %s\n" % net.get("link", "UP"))
+    elif what == "-ip":
+        if net.get("ip"):  # real tool prints nothing for a port without an address
+            sys.stdout.write("ipaddr:%s\nnetmask:%s\n" % (net["ip"], net.get("netmask",
+                                                                          "255.255.255.0")))
+    elif what == "-net_health":
+        sys.stdout.write("net health status: %s\n" % net.get("net_health", "Init"))
+    elif what == "-fec":
+        sys.stdout.write("fec mode: %s\n" % net.get("fec", "no FEC mode"))
+    else:
+        sys.stdout.write("simulator: hccn_tool %s -g is not simulated\n" % what)
+        return 1
+    return 0
+
+
+# ---------------------------------------------------------- devices / faults
+def make_device(name, major, minor, use_mknod):
+    """Create /dev/<name> (char major:minor) under the root prefix."""
+    path = rpath("/dev/" + name)
+    if use_mknod:
+        import stat
+        try:
+            st = os.lstat(path)
+            if stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == major and \
+                    os.minor(st.st_rdev) == minor:
+                return path
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        os.mknod(path, 0o660 | stat.S_IFCHR, os.makedev(major, minor))
+    else:
+        # tmp root / not root: a regular file records what would be created
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("char %d:%d\n" % (major, minor))
+    return path
+
+
+def use_mknod():
+    return root() == "/" and os.geteuid() == 0
+
+
+def set_compose_hidden(hidden):
+    """Hide (rename) or restore the docker compose CLI plugin; returns paths touched."""
+    touched = []
+    for rel in COMPOSE_PLUGIN_DIRS:
+        plugin = rpath(rel + "/docker-compose")
+        hidden_path = plugin + COMPOSE_HIDDEN_SUFFIX
+        if hidden and os.path.exists(plugin):
+            os.replace(plugin, hidden_path)
+            touched.append(plugin)
+        elif not hidden and os.path.exists(hidden_path):
+            os.replace(hidden_path, plugin)
+            touched.append(plugin)
+    return touched
+
+
+FAULT_USAGE = """usage: npu-sim-fault <command>
+  warning N             chip with /dev/davinciN reports Health Warning
+  alarm N | critical N  same with Alarm / Critical
+  ok N                  chip N back to the profile's health
+  dcmi on|off           npu-smi fails like an unloaded driver (ret is -8005)
+  remove-device N       delete /dev/davinciN
+  restore-device N      recreate /dev/davinciN
+  compose off|on        hide / restore the docker compose CLI plugin
+  status                print the fault state (JSON)
+  clear                 undo every fault set with this command
+State: /run/ascendfleet-sim/faults.json (tmpfs: a container restart resets it to the profile).
+"""
+
+
+def npu_sim_fault(argv):
+    profile = load_profile(profile_path())
+    devices = {c["device"] for _, c in all_chips(profile)}
+    state = read_faults()
+    state.setdefault("health", {})
+
+    def device_arg():
+        if len(argv) != 2 or not argv[1].isdigit() or int(argv[1]) not in devices:
+            raise SimError("npu-sim-fault %s: give a device index N of /dev/davinciN, one of %s"
+                           % (argv[0], sorted(devices)))
+        return int(argv[1])
+
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(FAULT_USAGE)
+        return 0 if argv else 2
+    cmd = argv[0]
+    if cmd in ("warning", "alarm", "critical"):
+        state["health"][str(device_arg())] = cmd.capitalize()
+    elif cmd == "ok":
+        dev = device_arg()
+        state["health"].pop(str(dev), None)
+        if str(dev) in {str(k) for k in profile["faults"].get("health", {})}:
+            state["health"][str(dev)] = "OK"
+    elif cmd == "dcmi" and len(argv) == 2 and argv[1] in ("on", "off"):
+        state["dcmi"] = argv[1] == "on"
+    elif cmd == "remove-device":
+        dev = device_arg()
+        try:
+            os.unlink(rpath("/dev/davinci%d" % dev))
+        except FileNotFoundError:
+            pass
+        state["removed_devices"] = sorted(set(state.get("removed_devices", [])) | {dev})
+    elif cmd == "restore-device":
+        dev = device_arg()
+        make_device("davinci%d" % dev, DEVICE_MAJOR["davinci"], dev, use_mknod())
+        state["removed_devices"] = sorted(set(state.get("removed_devices", [])) - {dev})
+    elif cmd == "compose" and len(argv) == 2 and argv[1] in ("on", "off"):
+        set_compose_hidden(argv[1] == "off")
+        state["compose_hidden"] = argv[1] == "off"
+    elif cmd == "status":
+        sys.stdout.write(json.dumps(state, indent=2, sort_keys=True) + "\n")
+        return 0
+    elif cmd == "clear":
+        for dev in state.get("removed_devices", []):
+            make_device("davinci%d" % dev, DEVICE_MAJOR["davinci"], dev, use_mknod())
+        if state.get("compose_hidden"):
+            set_compose_hidden(False)
+        state = {"health": {}}
+    else:
+        raise SimError("npu-sim-fault: unknown command %r\n%s" % (" ".join(argv), FAULT_USAGE))
+    write_faults(state)
+    return 0
+
+
+# --------------------------------------------------------------------- main
+TOOLS = {"npu-smi": npu_smi, "hccn_tool": hccn_tool, "npu-sim-fault": npu_sim_fault}
+
+
+def main(argv=None):
+    argv = sys.argv if argv is None else argv
+    tool = os.environ.get("ASCENDFLEET_SIM_TOOL") or os.path.basename(argv[0])
+    if tool not in TOOLS:
+        tool = "npu-smi"
+    try:
+        return TOOLS[tool](argv[1:])
+    except SimError as exc:
+        sys.stderr.write("%s (ascendfleet simulator): %s\n" % (tool, exc))
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

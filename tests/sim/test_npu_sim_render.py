@@ -1,0 +1,186 @@
+"""The npu-smi / hccn_tool simulator against real samples, byte for byte.
+
+Samples are verbatim copies (cp) of /work/shared/npu-smi-samples/ in
+tests/sim/npu/fixtures/samples/; the profiles carry the figures of the same
+machines, typed in by hand.
+"""
+
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "npu"))
+import simtest as st  # noqa: E402
+
+BYTE_FOR_BYTE = [
+    ("seed-910b2", ["info"], "910B2-25.2.1-8cards-4busy-vllm-tp-from-seed.txt"),
+    ("a3-16chips", ["info"], "A3-910_93-24.1.rc3.7-16chips-idle-no-processes.txt"),
+    ("310p-duo", ["info"], "310P3-duo-25.2.0-2cards-4chips-idle-npu-ids-64-32832.txt"),
+    ("idle-910b4", ["info"], "910B4-25.0.rc1.1-8cards-idle-fresh-driver-install.txt"),
+    ("idle-910b4", ["info", "-m"], "910B4-25.0.rc1.1-info-m-mapping-8cards-with-mcu.txt"),
+    ("910a-23.0.5-mindcluster", ["info", "-t", "board", "-i", "0"],
+     "910A-23.0.5-info-t-board-i0-card.txt"),
+    ("910a-23.0.5-mindcluster", ["info", "-i", "0", "-c", "0", "-t", "board"],
+     "910A-23.0.5-info-t-board-i0-c0-chip.txt"),
+    ("910a-23.0.5-mindcluster", ["info", "-i", "0", "-c", "0", "-t", "health"],
+     "910A-23.0.x-info-t-health-ok.txt"),
+]
+
+
+@pytest.mark.parametrize("profile,args,sample", BYTE_FOR_BYTE,
+                         ids=["%s:%s" % (p, " ".join(a)) for p, a, _ in BYTE_FOR_BYTE])
+def test_output_equals_real_sample(tmp_path, profile, args, sample):
+    proc = st.run("npu-smi", args, st.profile_file(profile), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == st.sample(sample)
+
+
+def test_comparison_notices_a_one_character_change(tmp_path):
+    data = st.load("seed-910b2")
+    data["npus"][3]["chips"][0]["power"] = 102.6
+    proc = st.run("npu-smi", ["info"], st.save(tmp_path, data), tmp_path)
+    expected = st.sample("910B2-25.2.1-8cards-4busy-vllm-tp-from-seed.txt")
+    assert proc.stdout != expected
+    assert proc.stdout.replace("| 102.6 ", "| 102.5 ") == expected
+
+
+def test_idle_910b3_plus_the_samples_python_job_is_the_sample(tmp_path):
+    # idle-910b3 is 910B3-25.2.0-8cards-one-python-process.txt without the
+    # python job on NPU 4: put the job back (values from the sample) and the
+    # sample must come out.
+    data = st.load("idle-910b3")
+    chip = data["npus"][4]["chips"][0]
+    chip.update({"power": 139.7, "temp": 45, "aicore": 25, "hbm": [21784, 65536],
+                 "processes": [{"pid": 1601114, "name": "python", "memory": 18429}]})
+    proc = st.run("npu-smi", ["info"], st.save(tmp_path, data), tmp_path)
+    assert proc.stdout == st.sample("910B3-25.2.0-8cards-one-python-process.txt")
+
+
+def test_alarm_health_with_multiline_error_information(tmp_path):
+    data = st.load("910a-23.0.5-mindcluster")
+    data["npus"][0]["chips"][0].update({
+        "health": "Alarm",
+        "health_detail": {
+            "error_code": "A4025021 8C03A000 8C084E00",
+            "error_information": [
+                "ascend_monitor adda heart beat lost error",
+                "node type=process-manager, sensor type=General Software, "
+                "event state=The process start failed or exit abnormally",
+                "node type=adda, sensor type=Heartbeat Sensor, event state=Heartbeat Lost."]}})
+    proc = st.run("npu-smi", ["info", "-t", "health", "-i", "0", "-c", "0"],
+                  st.save(tmp_path, data), tmp_path)
+    assert proc.stdout == st.sample("910A-23.0.x-info-t-health-alarm-multiline-error.txt")
+
+
+def test_invalid_card_id_is_the_real_error(tmp_path):
+    proc = st.run("npu-smi", ["info", "-t", "board", "-i", "8"],
+                  st.profile_file("910a-23.0.5-mindcluster"), tmp_path)
+    assert proc.returncode != 0
+    assert proc.stdout == st.sample("910A-23.0.x-info-t-board-invalid-card-id-error.txt")
+
+
+def test_board_chip_910b4_starts_like_the_partial_sample(tmp_path):
+    proc = st.run("npu-smi", ["info", "-t", "board", "-i", "0", "-c", "0"],
+                  st.profile_file("idle-910b4"), tmp_path)
+    partial = st.sample("910B4-unknown-info-t-board-i0-c0-partial.txt")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith(partial)
+    assert "        PCIe Bus Info                  : 0000:C1:00.0\n" in proc.stdout
+
+
+def test_board_chip_a3_starts_like_the_partial_sample(tmp_path):
+    # the A3 sample comes from a web page with 8-space indentation
+    data = st.load("a3-16chips")
+    data["detail_indent"] = " " * 8
+    proc = st.run("npu-smi", ["info", "-t", "board", "-i", "0", "-c", "0"],
+                  st.save(tmp_path, data), tmp_path)
+    assert proc.stdout.startswith(st.sample("A3-910_93-unknown-info-t-board-i0-c0-partial.txt"))
+
+
+def test_a3_mapping_lists_two_chips_and_the_mcu_per_npu(tmp_path):
+    proc = st.run("npu-smi", ["info", "-m"], st.profile_file("a3-16chips"), tmp_path)
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "\tNPU ID" + " " * 25 + "Chip ID" + " " * 24 + "Chip Logic ID" + \
+        " " * 18 + "Chip Name"
+    assert len(lines) == 1 + 8 * 3
+    assert lines[4].split() == ["1", "0", "2", "Ascend910"]
+    assert lines[6].split() == ["1", "2", "-", "Mcu"]
+
+
+def test_310p_health_and_board_address_chips_of_a_duo_card(tmp_path):
+    path = st.profile_file("310p-duo")
+    proc = st.run("npu-smi", ["info", "-t", "board", "-i", "32832", "-c", "1"], path, tmp_path)
+    assert "\tPCIe Bus Info                  : 0000:83:00.0\n" in proc.stdout
+    assert "\tChip Name                      : 310P3\n" in proc.stdout
+    proc = st.run("npu-smi", ["info", "-t", "board", "-i", "64"], path, tmp_path)
+    assert "\tChip Count                     : 2\n" in proc.stdout
+    proc = st.run("npu-smi", ["info", "-t", "health", "-i", "64", "-c", "2"], path, tmp_path)
+    assert proc.returncode != 0 and proc.stdout.startswith("Invalid chip id.\n")
+
+
+HCCN = [
+    (["-i", "0", "-link", "-g"], None, "hccn_tool-link-g-up-doc.txt"),
+    (["-i", "3", "-ip", "-g"], {"ip": "29.1.112.213", "netmask": "255.255.0.0"},
+     "hccn_tool-910B1-ip-g.txt"),
+    (["-i", "0", "-net_health", "-g"], None, "hccn_tool-net_health-g-init-doc.txt"),
+    (["-i", "0", "-fec", "-g"], None, "hccn_tool-910A-fec-g.txt"),
+]
+
+
+@pytest.mark.parametrize("args,network,sample", HCCN, ids=[a[2] for a, _, _ in HCCN])
+def test_hccn_tool_equals_real_sample(tmp_path, args, network, sample):
+    data = st.load("idle-910b3")
+    if network:
+        data["npus"][int(args[1])]["chips"][0]["network"] = network
+    proc = st.run("hccn_tool", args, st.save(tmp_path, data), tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout == st.sample(sample)
+
+
+def test_hccn_tool_ip_without_address_prints_nothing(tmp_path):
+    proc = st.run("hccn_tool", ["-i", "2", "-ip", "-g"], st.profile_file("idle-910b3"), tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "")
+
+
+@pytest.mark.parametrize("name", sorted(f[:-5] for f in os.listdir(st.PROFILES)
+                                        if f.endswith(".json")))
+def test_every_shipped_profile_renders(tmp_path, name):
+    data = st.load(name)
+    data.get("faults", {})["dcmi"] = False
+    proc = st.run("npu-smi", ["info"], st.save(tmp_path, data), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    widths = {len(line) for line in proc.stdout.splitlines()}
+    assert len(widths) == 1, "ragged table: %s" % widths
+    for npu in data["npus"]:
+        assert "No running processes found in NPU %s " % npu["id"] in proc.stdout or \
+            any(p for c in npu["chips"] for p in c.get("processes", []))
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d.pop("family"), "missing required key 'family'"),
+    (lambda d: d.update(family="910C"), "family '910C' is not one of"),
+    (lambda d: d["npus"][1]["chips"][0].update(device=0), "device 0 is already used by NPU 0"),
+    (lambda d: d["npus"][2]["chips"][0].pop("bus_id"), "missing required key 'bus_id'"),
+])
+def test_bad_profile_is_named_with_the_fix(tmp_path, mutate, message):
+    data = st.load("seed-910b2")
+    mutate(data)
+    proc = st.run("npu-smi", ["info"], st.save(tmp_path, data), tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+
+
+def test_missing_profile_says_to_run_host_init(tmp_path):
+    proc = st.run("npu-smi", ["info"], str(tmp_path / "absent.json"), tmp_path)
+    assert proc.returncode == 2
+    assert "run /opt/ascendfleet-sim/npu/host-init" in proc.stderr
+
+
+def test_profiles_are_plain_json_objects():
+    for name in os.listdir(st.PROFILES):
+        with open(os.path.join(st.PROFILES, name), encoding="utf-8") as fh:
+            data = json.load(fh)
+        assert data["soc"].startswith("Ascend"), name
+        assert data.get("description"), name
