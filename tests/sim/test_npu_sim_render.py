@@ -20,6 +20,8 @@ BYTE_FOR_BYTE = [
     ("310p-duo", ["info"], "310P3-duo-25.2.0-2cards-4chips-idle-npu-ids-64-32832.txt"),
     ("idle-910b4", ["info"], "910B4-25.0.rc1.1-8cards-idle-fresh-driver-install.txt"),
     ("idle-910b4", ["info", "-m"], "910B4-25.0.rc1.1-info-m-mapping-8cards-with-mcu.txt"),
+    ("910a-24.1.rc2-doc", ["info"], "910A-24.1.RC2-8cards-warning-health-hlt-processes-doc.txt"),
+    ("910a-24.1.rc2-doc", ["info", "-m"], "910A-24.1.RC2-info-m-mapping-doc.txt"),
     ("910a-23.0.5-mindcluster", ["info", "-t", "board", "-i", "0"],
      "910A-23.0.5-info-t-board-i0-card.txt"),
     ("910a-23.0.5-mindcluster", ["info", "-i", "0", "-c", "0", "-t", "board"],
@@ -72,6 +74,18 @@ def test_alarm_health_with_multiline_error_information(tmp_path):
     proc = st.run("npu-smi", ["info", "-t", "health", "-i", "0", "-c", "0"],
                   st.save(tmp_path, data), tmp_path)
     assert proc.stdout == st.sample("910A-23.0.x-info-t-health-alarm-multiline-error.txt")
+
+
+def test_310p_duo_mapping_of_four_cards_equals_the_gpustack_fixture(tmp_path):
+    # four Duo cards (NPU 1, 2, 4, 5), chip names anonymised "Ascend xxx" in the fixture
+    data = st.load("310p-duo")
+    chips = data["npus"][0]["chips"]
+    data["npus"] = [{"id": npu, "chips": [dict(chips[0], device=2 * i),
+                                          dict(chips[1], device=2 * i + 1)]}
+                    for i, npu in enumerate((1, 2, 4, 5))]
+    data.update(chip_name="Ascend xxx", detail_indent="")
+    proc = st.run("npu-smi", ["info", "-m"], st.save(tmp_path, data), tmp_path)
+    assert proc.stdout == st.sample("310P3-duo-unknown-info-m-mapping-4cards-8chips-gpustack-fixture.txt")
 
 
 def test_invalid_card_id_is_the_real_error(tmp_path):
@@ -184,3 +198,20 @@ def test_profiles_are_plain_json_objects():
             data = json.load(fh)
         assert data["soc"].startswith("Ascend"), name
         assert data.get("description"), name
+
+
+def test_multi_node_profiles_have_an_address_on_every_chip(tmp_path):
+    for name, count, prefix in (("seed-910b2", 8, "192.168.100."), ("a3-16chips", 16,
+                                                                      "192.168.200.")):
+        chips = [c for n in st.load(name)["npus"] for c in n["chips"]]
+        assert sorted(c["network"]["ip"] for c in chips) == sorted(
+            "%s%d" % (prefix, 11 + d) for d in range(count))
+        for dev in (0, count - 1):
+            proc = st.run("hccn_tool", ["-i", str(dev), "-ip", "-g"], st.profile_file(name),
+                          tmp_path)
+            assert proc.stdout == "ipaddr:%s%d\nnetmask:255.255.255.0\n" % (prefix, 11 + dev)
+            proc = st.run("hccn_tool", ["-i", str(dev), "-link", "-g"], st.profile_file(name),
+                          tmp_path)
+            assert proc.stdout == "link status: UP\n"
+    proc = st.run("hccn_tool", ["-i", "16", "-link", "-g"], st.profile_file("a3-16chips"), tmp_path)
+    assert proc.returncode == 1

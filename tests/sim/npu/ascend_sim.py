@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -IS
 """Ascend NPU host simulator (test infrastructure, never shipped).
 
 One self-contained Python 3.11 standard-library file. host-init copies it to
@@ -22,6 +22,9 @@ import re
 import sys
 
 PROFILE_DEFAULT = "etc/ascendfleet-sim/profile.json"
+# a copy in the driver's lib64/, which compose files mount into containers: npu-smi
+# mounted into a container then shows the chips whose /dev/davinciN it can see
+PROFILE_IN_LIB64 = "usr/local/Ascend/driver/lib64/ascendfleet_sim_profile.json"
 STATE_DIR = "run/ascendfleet-sim"
 FAULTS_FILE = "faults.json"
 DEVICE_MAJOR = {"davinci": 236, "davinci_manager": 237, "devmm_svm": 238, "hisi_hdc": 239}
@@ -113,7 +116,29 @@ def rpath(rel):
 
 
 def profile_path():
-    return os.environ.get("ASCENDFLEET_SIM_NPU_PROFILE") or rpath(PROFILE_DEFAULT)
+    explicit = os.environ.get("ASCENDFLEET_SIM_NPU_PROFILE")
+    if explicit:
+        return explicit
+    host = rpath(PROFILE_DEFAULT)
+    if not os.path.exists(host) and os.path.exists(rpath(PROFILE_IN_LIB64)):
+        return rpath(PROFILE_IN_LIB64)
+    return host
+
+
+def in_container(path):
+    """True when running from the lib64 copy, i.e. inside a container."""
+    return path == rpath(PROFILE_IN_LIB64)
+
+
+def visible_only(profile):
+    """Keep the chips whose /dev/davinciN exists (npu-smi inside a container)."""
+    npus = []
+    for npu in profile["npus"]:
+        chips = [c for c in npu["chips"] if os.path.exists(rpath("/dev/davinci%d" % c["device"]))]
+        if chips:
+            npus.append(dict(npu, chips=chips))
+    profile["npus"] = npus
+    return profile
 
 
 def state_path():
@@ -239,17 +264,15 @@ def _docker_inspect_all():
             self.sock.settimeout(self.timeout)
             self.sock.connect(sock)
 
+    conn = UnixConnection("localhost", timeout=1.5)  # one keep-alive connection
+
     def get(path):
-        conn = UnixConnection("localhost", timeout=1.5)
-        try:
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            body = resp.read()
-            if resp.status != 200:
-                return None
-            return json.loads(body)
-        finally:
-            conn.close()
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            return None
+        return json.loads(body)
 
     try:
         listing = get("/containers/json") or []
@@ -259,8 +282,10 @@ def _docker_inspect_all():
             if detail:
                 result.append(detail)
         return result
-    except (OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):
         return []  # docker down or hung: show the static state only
+    finally:
+        conn.close()
 
 
 DAVINCI_RE = re.compile(r"^/dev/davinci(\d+)$")
@@ -580,7 +605,11 @@ def _invalid(which):
 
 
 def npu_smi(argv):
-    profile = load_profile(profile_path())
+    path = profile_path()
+    profile = load_profile(path)
+    container = in_container(path)
+    if container:
+        visible_only(profile)
     faults = effective_faults(profile)
     if faults["dcmi"]:
         sys.stdout.write("DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\n"
@@ -592,7 +621,7 @@ def npu_smi(argv):
         return 1
     args = argv[1:]
     if not args:
-        sys.stdout.write(render_info(profile, faults, live_processes()))
+        sys.stdout.write(render_info(profile, faults, {} if container else live_processes()))
         return 0
     if args[0] in ("-h", "--help"):
         sys.stdout.write(HELP_TEXT)
@@ -680,6 +709,7 @@ def make_device(name, major, minor, use_mknod):
         except FileNotFoundError:
             pass
         os.mknod(path, 0o660 | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(path, 0o660)  # not reduced by the umask
     else:
         # tmp root / not root: a regular file records what would be created
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -710,7 +740,7 @@ def set_compose_hidden(hidden):
 FAULT_USAGE = """usage: npu-sim-fault <command>
   warning N             chip with /dev/davinciN reports Health Warning
   alarm N | critical N  same with Alarm / Critical
-  ok N                  chip N back to the profile's health
+  ok N                  chip N reports OK (also over a profile's Warning)
   dcmi on|off           npu-smi fails like an unloaded driver (ret is -8005)
   remove-device N       delete /dev/davinciN
   restore-device N      recreate /dev/davinciN
@@ -740,10 +770,7 @@ def npu_sim_fault(argv):
     if cmd in ("warning", "alarm", "critical"):
         state["health"][str(device_arg())] = cmd.capitalize()
     elif cmd == "ok":
-        dev = device_arg()
-        state["health"].pop(str(dev), None)
-        if str(dev) in {str(k) for k in profile["faults"].get("health", {})}:
-            state["health"][str(dev)] = "OK"
+        state["health"][str(device_arg())] = "OK"
     elif cmd == "dcmi" and len(argv) == 2 and argv[1] in ("on", "off"):
         state["dcmi"] = argv[1] == "on"
     elif cmd == "remove-device":

@@ -52,7 +52,7 @@ def run(tool, args, profile_path, tmp_path, fake=None, env=None):
                      "ASCENDFLEET_SIM_ROOT": str(tmp_path / "root"),
                      "ASCENDFLEET_SIM_DOCKER_FAKE": str(fake_path)})
     full_env.update(env or {})
-    return subprocess.run([sys.executable, SIM] + list(args), env=full_env,
+    return subprocess.run([sys.executable, "-IS", SIM] + list(args), env=full_env,
                           capture_output=True, text=True, timeout=30, check=False)
 
 
