@@ -49,8 +49,8 @@ echo "build-images: apt mirror $APT_ARCHIVE${APT_SECURITY:+ (security: $APT_SECU
 
 have() { [ "${ASCENDFLEET_SIM_REBUILD:-0}" != 1 ] && docker image inspect "$1" >/dev/null 2>&1; }
 reused=() built=()
-stage() { # stage NAME TAG BUILD-FUNCTION
-  local name=$1 ref=$2 fn=$3 s
+stage() { # stage TAG BUILD-FUNCTION
+  local ref=$1 fn=$2 s
   if have "$ref"; then
     reused+=("$ref")
     echo "build-images: reusing $ref (inputs unchanged)"
@@ -78,17 +78,31 @@ build_host_pkgs() { docker_build "$1" Dockerfile.host-pkgs "ROOTFS=ascendfleet-s
 build_base() { docker_build "$1" Dockerfile.base "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
 build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }
 
-need_rootfs=1
-have "ascendfleet-sim/base:$BASE_TAG" && have "ascendfleet-sim/host:$HOST_TAG" && need_rootfs=0
-if [ $need_rootfs = 1 ]; then
-  stage rootfs "ascendfleet-sim/rootfs:$ROOTFS_TAG" build_rootfs
-  have "ascendfleet-sim/host:$HOST_TAG" || stage host-pkgs "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
+if ! have "ascendfleet-sim/base:$BASE_TAG" \
+   || { ! have "ascendfleet-sim/host:$HOST_TAG" && ! have "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }; then
+  stage "ascendfleet-sim/rootfs:$ROOTFS_TAG" build_rootfs
 fi
-stage base "ascendfleet-sim/base:$BASE_TAG" build_base
-stage host "ascendfleet-sim/host:$HOST_TAG" build_host
+have "ascendfleet-sim/host:$HOST_TAG" || stage "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
+stage "ascendfleet-sim/base:$BASE_TAG" build_base
+stage "ascendfleet-sim/host:$HOST_TAG" build_host
 docker tag "ascendfleet-sim/base:$BASE_TAG" ascendfleet-sim/base:latest
 docker tag "ascendfleet-sim/host:$HOST_TAG" ascendfleet-sim/host:latest
 echo "build-images: ascendfleet-sim/base:latest = :$BASE_TAG, ascendfleet-sim/host:latest = :$HOST_TAG"
+# Keep the current input tags and the two newest others per image (another branch's inputs);
+# older ones are untagged (an image still used by a container stays).
+keep_others=2
+for repo in rootfs host-pkgs base host; do
+  case $repo in
+    rootfs) cur=$ROOTFS_TAG ;; host-pkgs) cur=$HOST_PKGS_TAG ;; base) cur=$BASE_TAG ;; host) cur=$HOST_TAG ;;
+  esac
+  stale=$(docker images "ascendfleet-sim/$repo" --format '{{.Tag}}' | { grep '^in-' || true; } \
+    | { grep -vx "$cur" || true; } | tail -n +$((keep_others + 1)))
+  for old in $stale; do
+    if docker rmi "ascendfleet-sim/$repo:$old" >/dev/null 2>&1; then
+      echo "build-images: pruned stale ascendfleet-sim/$repo:$old"
+    fi
+  done
+done
 [ ${#reused[@]} -gt 0 ] && echo "build-images: reused: ${reused[*]}"
 [ ${#built[@]} -gt 0 ] && echo "build-images: built: ${built[*]}"
 

@@ -8,12 +8,16 @@
 #   fleet.sh status     hosts, profiles, addresses and health
 #   fleet.sh endpoints  the OpenAI endpoints of the stand-in vLLM deployments on the hosts
 # Env: ASCENDFLEET_SIM_INVENTORY (default inventories/sim/hosts.yml),
-#      ASCENDFLEET_SIM_WAIT (seconds to wait for each host's dockerd, default 120).
+#      ASCENDFLEET_SIM_WAIT (seconds to wait for each host's dockerd, default 120),
+#      ASCENDFLEET_SIM_NETWORK (default ascendfleet-sim), ASCENDFLEET_SIM_HUB=0 (no hub).
+# `down` removes only what belongs to the inventory's hosts (and the hub unless
+# ASCENDFLEET_SIM_HUB=0), so a second fleet with another inventory/network can coexist.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 inventory=${ASCENDFLEET_SIM_INVENTORY:-$top/inventories/sim/hosts.yml}
-network=ascendfleet-sim
+network=${ASCENDFLEET_SIM_NETWORK:-ascendfleet-sim}
+with_hub=${ASCENDFLEET_SIM_HUB:-1}
 hub=ascendfleet-sim-hub
 hub_port=18080
 label=ascendfleet-sim.fleet
@@ -74,6 +78,10 @@ current() { # current NAME IMAGE
 }
 
 start_hub() {
+  if [ "$with_hub" = 0 ]; then
+    say "hub: not started (ASCENDFLEET_SIM_HUB=0)"
+    return 0
+  fi
   if [ ! -f "$here/hub/server.py" ]; then
     say "hub: tests/sim/hub/server.py does not exist yet; no stand-in ModelScope hub started"
     return 0
@@ -106,7 +114,11 @@ start_host() { # start_host NAME PROFILE
   fi
   [ -f "$here/profiles/$profile.json" ] \
     || say "warning: profile tests/sim/profiles/$profile.json does not exist (yet); host $name starts without its NPU surface checks"
-  docker rm -f "$name" >/dev/null 2>&1 || true
+  if docker inspect "$name" >/dev/null 2>&1; then
+    [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$name")" ] \
+      || die "a container named $name exists that fleet.sh did not start (a molecule instance?); remove it or rename the host"
+    docker rm -f "$name" >/dev/null
+  fi
   for c in "${caps[@]}"; do args+=(--cap-add "$c"); done
   cmd=$(host_command)
   docker run -d --name "$name" --hostname "$name" --label "$label=host" \
@@ -166,24 +178,35 @@ cmd_up() {
 
 cmd_down() {
   need_docker
-  local ids vols
-  ids=$(docker ps -aq --filter "label=$label")
-  if [ -n "$ids" ]; then
-    # shellcheck disable=SC2086
-    docker rm -f $ids >/dev/null
-    say "removed $(echo "$ids" | wc -w) container(s)"
-  fi
-  vols=$(docker volume ls -q --filter "label=$label")
-  if [ -n "$vols" ]; then
-    # shellcheck disable=SC2086
-    docker volume rm $vols >/dev/null
-    say "removed volume(s): $(echo $vols)"
-  fi
-  if [ "$(docker network inspect -f "{{index .Labels \"$label\"}}" "$network" 2>/dev/null)" = 1 ]; then
-    if docker network rm "$network" >/dev/null 2>&1; then
+  local name profile names=() vols=() v
+  mapfile -t lines < <(inventory_hosts)
+  for line in "${lines[@]}"; do
+    read -r name profile <<<"$line"
+    names+=("$name")
+    vols+=("ascendfleet-sim-$name-docker")
+  done
+  [ "$with_hub" = 0 ] || names+=("$hub")
+  for name in "${names[@]}"; do
+    if docker inspect "$name" >/dev/null 2>&1; then
+      [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$name")" ] \
+        || { say "container $name was not started by fleet.sh; left alone"; continue; }
+      docker rm -f -v "$name" >/dev/null
+      say "removed container $name"
+    fi
+  done
+  for v in "${vols[@]}"; do
+    if docker volume inspect "$v" >/dev/null 2>&1; then
+      docker volume rm "$v" >/dev/null
+      say "removed volume $v"
+    fi
+  done
+  # The network may have been created by fleet.sh or by a molecule scenario (same name);
+  # whoever finds it unused last removes it.
+  if docker network inspect -f '{{json .Labels}}' "$network" 2>/dev/null | grep -qE '"ascendfleet-sim\.(fleet|molecule)"'; then
+    if [ "$(docker network inspect -f '{{len .Containers}}' "$network")" = 0 ] && docker network rm "$network" >/dev/null 2>&1; then
       say "removed network $network"
     else
-      say "network $network is still in use by containers the fleet did not start; kept"
+      say "network $network is still in use by other containers; kept"
     fi
   fi
   say "down (cached images kept: docker images 'ascendfleet-sim/*')"
@@ -211,6 +234,7 @@ cmd_status() {
     fi
     printf '%-20s %-14s %-9s %-15s %s\n' "$name" "$profile" "$state" "${ip:--}" "$health"
   done < <(inventory_hosts)
+  [ "$with_hub" = 0 ] && return 0
   state=$(cstate "$hub")
   printf '%-20s %-14s %-9s %-15s %s\n' "$hub" "-" "$state" "127.0.0.1:$hub_port" "$( [ "$state" = running ] && echo "http://$hub:8080 from the hosts" || echo -)"
 }
@@ -222,10 +246,12 @@ cmd_endpoints() {
   while read -r name profile; do
     running "$name" || continue
     ip=$(docker inspect -f "{{with index .NetworkSettings.Networks \"$network\"}}{{.IPAddress}}{{end}}" "$name")
-    docker exec "$name" sh -c 'ids=$(docker ps -q --filter label=com.docker.compose.project); [ -z "$ids" ] || docker inspect $ids' \
-      | python3 "$here/fleet_endpoints.py" --host "$name" --address "$ip" && found=1 || true
+    if docker exec "$name" sh -c 'ids=$(docker ps -q --filter label=com.docker.compose.project); [ -z "$ids" ] || docker inspect $ids' \
+      | python3 "$here/fleet_endpoints.py" --host "$name" --address "$ip"; then
+      found=1
+    fi
   done < <(inventory_hosts)
-  [ $found = 1 ] || say "no stand-in vLLM deployments found on the sim hosts (deploy with: make demo)"
+  [ "$found" = 1 ] || say "no stand-in vLLM deployments found on the sim hosts (deploy with: make demo)"
 }
 
 case "${1:-}" in
