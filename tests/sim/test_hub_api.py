@@ -10,11 +10,12 @@ import pathlib
 import struct
 import subprocess
 import sys
+import time
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "hub"))
-from harness import Hub  # noqa: E402
+from hub_harness import Hub  # noqa: E402
 
 Q35 = "Qwen/Qwen3.5-27B"
 Q06 = "Qwen/Qwen3-0.6B"
@@ -224,3 +225,26 @@ def test_a_bad_config_is_refused_with_the_fix(tmp_path):
                           capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode != 0
     assert "weights_bytes (1) must be >= shards (2)" in proc.stderr
+
+
+def test_private_and_token_from_the_config_survive_a_reset():
+    server = Hub({"private": [Q06], "token": "ms-config-token"})
+    try:
+        listing = "/api/v1/models/%s/repo/files?Revision=master" % Q06
+        server.reset()
+        assert server.json(listing)[0] == 401
+        assert server.json(listing, headers={"Authorization": "Bearer ms-config-token"})[0] == 200
+    finally:
+        server.stop()
+
+
+def test_delay_and_throttle_slow_the_answers_down(hub):
+    hub.faults(delay_ms=300)
+    started = time.monotonic()
+    assert hub.request(file_url(Q06, "config.json"))[0] == 200
+    assert time.monotonic() - started >= 0.3
+    hub.faults(delay_ms=0, throttle_bytes_per_sec=100000)
+    size = hub.files(Q06)["tokenizer.json"]["Size"]
+    started = time.monotonic()
+    assert len(hub.request(file_url(Q06, "tokenizer.json"))[2]) == size
+    assert time.monotonic() - started >= size / 100000.0 * 0.9

@@ -43,6 +43,10 @@ class HubState:
         self.digests = DigestCache(state_dir)
         self.secret = uuid.uuid4().hex.encode()
         self.lock = threading.Lock()
+        # Requests being answered; /_sim/stats waits briefly for them so that a client which
+        # has read its last byte never sees counters that lag behind (see settle()).
+        self.in_flight = 0
+        self.idle = threading.Condition(self.lock)
         self.lfs_redirect = bool(config.get("lfs_redirect", True))
         self.reset()
 
@@ -87,8 +91,19 @@ class HubState:
             self.log.append(item)
             del self.log[:-LOG_LIMIT]
 
-    def stats(self):
+    def begin(self):
         with self.lock:
+            self.in_flight += 1
+
+    def end(self):
+        with self.lock:
+            self.in_flight -= 1
+            if not self.in_flight:
+                self.idle.notify_all()
+
+    def stats(self, settle=1.0):
+        with self.lock:
+            self.idle.wait_for(lambda: self.in_flight == 0, timeout=settle)
             return json.loads(json.dumps({
                 "bytes_total": self.bytes_total, "models": self.models, "requests": self.requests,
                 "status": self.statuses, "log": self.log, "faults": self.public_faults(),
@@ -256,26 +271,31 @@ class HubHandler(BaseHTTPRequestHandler):
         started = time.monotonic()
         entry = {"method": self.command, "path": url.path, "query": query,
                  "range": self.headers.get("Range"),
-                 "auth": bool(self.headers.get("Authorization")) or "m_session_id" in (
-                     self.headers.get("Cookie") or "")}
+                 "auth": [kind for kind, present in (
+                     ("bearer", (self.headers.get("Authorization") or "").startswith("Bearer ")),
+                     ("cookie", "m_session_id=" in (self.headers.get("Cookie") or ""))) if present]}
         status, sent = 500, 0
+        if path.startswith("/_sim/"):
+            try:
+                self._control(path)
+            except ValueError as exc:
+                self._send_json(400, {"error": str(exc)})
+            return
+        self.state.begin()
         try:
-            if path.startswith("/_sim/"):
-                status, sent = self._control(path)
-            else:
-                delay = self.state.faults.get("delay_ms") or 0
-                if delay:
-                    time.sleep(delay / 1000.0)
-                status, sent = self._api(path, query, entry)
+            delay = self.state.faults.get("delay_ms") or 0
+            if delay:
+                time.sleep(delay / 1000.0)
+            status, sent = self._api(path, query, entry)
         except (BrokenPipeError, ConnectionResetError):
-            status = entry.get("status", "client-closed")
+            status, sent = entry.get("status", "client-closed"), entry.get("sent", 0)
             self.close_connection = True
-        except ValueError as exc:
-            status, sent = self._send_json(400, {"error": str(exc)})
-        entry.update(status=entry.get("status", status), bytes=sent,
-                     ms=int((time.monotonic() - started) * 1000))
-        if not path.startswith("/_sim/"):
+        finally:
+            entry.update(status=entry.get("status", status), bytes=sent,
+                         ms=int((time.monotonic() - started) * 1000))
+            entry.pop("sent", None)
             self.state.record(entry)
+            self.state.end()
 
     def _control(self, path):
         state = self.state
@@ -451,27 +471,36 @@ class HubHandler(BaseHTTPRequestHandler):
         throttle = self.state.faults.get("throttle_bytes_per_sec") or 0
         sent = 0
         for piece in sfile.iter_bytes(start, end, chunk=BLOCK if not throttle else 65536):
+            if throttle:  # pace before sending, so the client cannot finish ahead of the rate
+                time.sleep(len(piece) / float(throttle))
             if corrupt:
                 piece = bytes([piece[0] ^ 0x5A]) + piece[1:]
             if budget is not None and sent + len(piece) >= budget:
                 piece = piece[:budget - sent]
                 if piece:
-                    self.wfile.write(piece)
+                    self._send_piece(model, path, piece, entry)
                     self.wfile.flush()
-                    self.state.count_bytes(model, path, len(piece))
                     sent += len(piece)
                 self.state.drop_progress(drop_key, len(piece), fired=True)
                 entry["dropped_after"] = sent
                 self._abort()
                 return status, sent
-            self.wfile.write(piece)
-            self.state.count_bytes(model, path, len(piece))
+            self._send_piece(model, path, piece, entry)
             if drop_key:
                 self.state.drop_progress(drop_key, len(piece), fired=False)
             sent += len(piece)
-            if throttle:
-                time.sleep(len(piece) / float(throttle))
         return status, sent
+
+    def _send_piece(self, model, path, piece, entry):
+        """Write and count one piece. Counted first (and taken back if the write fails), so
+        the counters never lag behind what a client has already received."""
+        self.state.count_bytes(model, path, len(piece))
+        try:
+            self.wfile.write(piece)
+        except OSError:
+            self.state.count_bytes(model, path, -len(piece))
+            raise
+        entry["sent"] = entry.get("sent", 0) + len(piece)
 
     def _abort(self):
         """Cut the connection mid-body, as a network drop would."""
