@@ -410,7 +410,9 @@ def _transfer(cache, params, environ, todo):
             argv += ["--include", pattern]
         for pattern in cache.exclude:
             argv += ["--exclude", pattern]
-        env = cli_env(environ, cache.cache_dir, params["endpoint"], params.get("token"))
+        base = dict(environ)
+        base.update({str(k): str(v) for k, v in (params.get("env") or {}).items()})
+        env = cli_env(base, cache.cache_dir, params["endpoint"], params.get("token"))
         os.makedirs(env["MODELSCOPE_HOME"], mode=0o700, exist_ok=True)
         return cache.run_transfer(argv, env, todo, "download.log", interval, params.get("timeout"))
     argv = [params.get("rsync") or "rsync", "-rlt", "--partial", "--partial-dir=.rsync-partial",

@@ -91,6 +91,13 @@ options:
     description: Path of the C(modelscope) executable (usually in a dedicated virtualenv).
     type: path
     default: /opt/ascendfleet/modelscope-venv/bin/modelscope
+  env:
+    description:
+      - Extra environment of the C(modelscope) CLI, e.g. C(MODELSCOPE_DOWNLOAD_MAX_RETRIES) or
+        C(HTTPS_PROXY). C(MODELSCOPE_ENDPOINT), C(MODELSCOPE_CACHE), C(MODELSCOPE_HOME) and the
+        token are set by the module.
+    type: dict
+    default: {}
   rsync:
     description: Path or name of the C(rsync) executable.
     type: str
@@ -242,6 +249,7 @@ def main():
             endpoint=dict(type="str", default="https://www.modelscope.cn"),
             token=dict(type="str", no_log=True),
             cli=dict(type="path", default="/opt/ascendfleet/modelscope-venv/bin/modelscope"),
+            env=dict(type="dict", default={}),
             rsync=dict(type="str", default="rsync"),
             verify=dict(type="str", choices=["quick", "full"], default="quick"),
             attempts=dict(type="int", default=3),
