@@ -240,9 +240,14 @@ class ModelCache:
         return manifest
 
 
-def cli_env(base_env, cache_dir, endpoint, token=None):
-    """Environment of the ``modelscope`` CLI: endpoint, private writable dirs, token, no intranet."""
+def cli_env(base_env, cache_dir, endpoint, token=None, extra=None):
+    """Environment of the ``modelscope`` CLI: endpoint, private writable dirs, token, no intranet.
+
+    Inherited ``MODELSCOPE_*`` variables are dropped (a stray one must not redirect the CLI);
+    ``extra`` (the caller's explicit settings) goes in before ours.
+    """
     env = {k: v for k, v in base_env.items() if not k.startswith("MODELSCOPE_")}
+    env.update({str(k): str(v) for k, v in (extra or {}).items()})
     home = os.path.join(cache_dir, ".modelscope")
     env.update({
         "MODELSCOPE_ENDPOINT": endpoint,
@@ -410,9 +415,8 @@ def _transfer(cache, params, environ, todo):
             argv += ["--include", pattern]
         for pattern in cache.exclude:
             argv += ["--exclude", pattern]
-        base = dict(environ)
-        base.update({str(k): str(v) for k, v in (params.get("env") or {}).items()})
-        env = cli_env(base, cache.cache_dir, params["endpoint"], params.get("token"))
+        env = cli_env(environ, cache.cache_dir, params["endpoint"], params.get("token"),
+                      params.get("env"))
         os.makedirs(env["MODELSCOPE_HOME"], mode=0o700, exist_ok=True)
         return cache.run_transfer(argv, env, todo, "download.log", interval, params.get("timeout"))
     argv = [params.get("rsync") or "rsync", "-rlt", "--partial", "--partial-dir=.rsync-partial",

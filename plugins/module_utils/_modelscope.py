@@ -63,12 +63,11 @@ class LockBusy(ModelPrefetchError):
 # -- ids ---------------------------------------------------------------------------------
 def validate_model_id(model):
     """(owner, name) of ``Owner/Name``; raises ModelPrefetchError naming the fix."""
-    text = model if isinstance(model, str) else repr(model)
     match = MODEL_ID_RE.match(model) if isinstance(model, str) else None
     if not match or ".." in model:
         raise ModelPrefetchError(
             "malformed model id %r: expected 'Owner/Name' as on modelscope.cn (letters, digits, "
-            "'-', '_', '.'; exactly one '/'), e.g. 'Qwen/Qwen3.5-27B'" % (text,))
+            "'-', '_', '.'; exactly one '/'), e.g. 'Qwen/Qwen3.5-27B'" % (model,))
     return match.group(1), match.group(2)
 
 
