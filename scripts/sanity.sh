@@ -2,6 +2,8 @@
 # ansible-test needs the working directory to *be* .../ansible_collections/<ns>/<name>
 # (a symlink is not enough), so run it on a fresh copy of the tracked + new files.
 # --venv, not --docker: there is no container registry to pull the test image from.
+# The simulators (tests/sim/) and benchmarks (bench/) are test infrastructure that never ships
+# and never runs on a managed host: they are left out here and checked by pytest instead.
 set -euo pipefail
 # The shellcheck sanity test is skipped with a warning when shellcheck is absent: install it.
 if ! command -v shellcheck >/dev/null 2>&1; then
@@ -13,7 +15,7 @@ rm -rf "$dest"
 mkdir -p "$dest"
 cd "$top"
 git ls-files -z --cached --others --exclude-standard \
-  | grep -zv -e '^\.collections/' \
+  | grep -zv -e '^\.collections/' -e '^tests/sim/' -e '^bench/' \
   | while IFS= read -r -d '' f; do [ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"; done \
   | rsync -a --from0 --files-from=- ./ "$dest/"
 # ansible-test --venv bootstraps pip with a script it downloads from a host we cannot reach;

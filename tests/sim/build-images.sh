@@ -9,7 +9,7 @@
 # clone on the same machine (CI) skips the slow stages. See tests/sim/images/simimg.py.
 # Env: ASCENDFLEET_SIM_MIRROR / ASCENDFLEET_SIM_SECURITY_MIRROR override apt's mirrors,
 #      ASCENDFLEET_SIM_COMPOSE_BIN the Compose v2 binary, ASCENDFLEET_SIM_REBUILD=1 ignores
-#      the cache.
+#      the cache, ASCENDFLEET_SIM_VLLM=0 skips the stand-in vllm-ascend images.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 images=$here/images
@@ -57,7 +57,12 @@ stage() { # stage TAG BUILD-FUNCTION
   else
     s=$(date +%s)
     echo "build-images: building $ref"
-    "$fn" "$ref"
+    # The slow stages download from the mirror: one more try on a transient failure.
+    if ! ( "$fn" "$ref" ); then
+      echo "build-images: building $ref failed; retrying once in 10s" >&2
+      sleep 10
+      "$fn" "$ref"
+    fi
     built+=("$ref ($(( $(date +%s) - s ))s)")
   fi
 }
@@ -106,7 +111,9 @@ done
 [ ${#reused[@]} -gt 0 ] && echo "build-images: reused: ${reused[*]}"
 [ ${#built[@]} -gt 0 ] && echo "build-images: built: ${built[*]}"
 
-if [ -x "$here/vllm/build.sh" ]; then
+if [ "${ASCENDFLEET_SIM_VLLM:-1}" = 0 ]; then
+  echo "build-images: stand-in vllm-ascend images skipped (ASCENDFLEET_SIM_VLLM=0)"
+elif [ -x "$here/vllm/build.sh" ]; then
   echo "build-images: stand-in vllm-ascend images: tests/sim/vllm/build.sh"
   "$here/vllm/build.sh"
 else

@@ -94,7 +94,9 @@ start_hub() {
   docker run -d --name "$hub" --hostname "$hub" --label "$label=hub" \
     --network "$network" -p "127.0.0.1:$hub_port:8080" \
     -v "$here:/opt/ascendfleet-sim:ro" --tmpfs /tmp \
-    ascendfleet-sim/base:latest python3 /opt/ascendfleet-sim/hub/server.py --port 8080 >/dev/null
+    --mount "type=volume,source=$hub-state,target=/var/lib/ascendfleet-sim-hub,volume-label=$label=hub" \
+    ascendfleet-sim/base:latest \
+    python3 /opt/ascendfleet-sim/hub/server.py --port 8080 --state-dir /var/lib/ascendfleet-sim-hub >/dev/null
   say "hub: started $hub (http://127.0.0.1:$hub_port, http://$hub:8080 from the hosts)"
 }
 
@@ -185,7 +187,10 @@ cmd_down() {
     names+=("$name")
     vols+=("ascendfleet-sim-$name-docker")
   done
-  [ "$with_hub" = 0 ] || names+=("$hub")
+  if [ "$with_hub" != 0 ]; then
+    names+=("$hub")
+    vols+=("$hub-state")
+  fi
   for name in "${names[@]}"; do
     if docker inspect "$name" >/dev/null 2>&1; then
       [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$name")" ] \

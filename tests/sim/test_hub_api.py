@@ -5,6 +5,7 @@ tests/sim/hub/README.md), not from the simulator's code.
 """
 
 import hashlib
+import http.client
 import json
 import pathlib
 import struct
@@ -69,7 +70,7 @@ def test_vl_config_and_text_config(hub):
 def test_served_bytes_match_the_listed_sha256_and_safetensors_framing(hub):
     files = hub.files(Q35)
     for path in ("config.json", SHARD1):
-        status, _, body = hub.request(file_url(Q35, path))
+        status, _headers, body = hub.request(file_url(Q35, path))
         assert status == 200
         assert len(body) == files[path]["Size"]
         assert hashlib.sha256(body).hexdigest() == files[path]["Sha256"]
@@ -85,7 +86,7 @@ def test_served_bytes_match_the_listed_sha256_and_safetensors_framing(hub):
 
 
 def test_lfs_files_redirect_to_signed_storage_that_honours_range(hub):
-    status, headers, _ = hub.request(file_url(Q35, SHARD1), follow=False)
+    status, headers, _body = hub.request(file_url(Q35, SHARD1), follow=False)
     assert status == 302
     location = headers["Location"]
     assert location.startswith("/cdn/Qwen/Qwen3.5-27B/") and "Signature=" in location
@@ -96,14 +97,15 @@ def test_lfs_files_redirect_to_signed_storage_that_honours_range(hub):
     assert part == whole[1000:]
     status, headers, part = hub.request(location, headers={"Range": "bytes=10-19"})
     assert (status, part) == (206, whole[10:20])
-    status, headers, _ = hub.request(location, headers={"Range": "bytes=%d-" % len(whole)})
+    status, headers, _body = hub.request(location, headers={"Range": "bytes=%d-" % len(whole)})
     assert status == 416 and headers["Content-Range"] == "bytes */%d" % len(whole)
     tampered = location.replace("Signature=", "Signature=0")
     assert hub.request(tampered)[0] == 403
 
 
 def test_small_files_served_by_the_hub_ignore_range(hub):
-    status, _, body = hub.request(file_url(Q35, "config.json"), headers={"Range": "bytes=5-"})
+    status, _headers, body = hub.request(file_url(Q35, "config.json"),
+                                         headers={"Range": "bytes=5-"})
     assert status == 200
     assert len(body) == hub.files(Q35)["config.json"]["Size"]
 
@@ -179,7 +181,7 @@ def test_drop_after_bytes_cuts_the_body_once_and_counts_what_was_sent(hub):
     with pytest.raises(Exception):  # http.client.IncompleteRead: the connection was cut
         hub.request(location)
     assert hub.stats()["models"][Q35]["bytes"] == 300000
-    status, _, body = hub.request(location, headers={"Range": "bytes=300000-"})
+    status, _headers, body = hub.request(location, headers={"Range": "bytes=300000-"})
     assert status == 206
     assert len(body) == hub.files(Q35)[SHARD1]["Size"] - 300000
     assert hub.stats()["models"][Q35]["bytes"] == hub.files(Q35)[SHARD1]["Size"]
@@ -248,3 +250,17 @@ def test_delay_and_throttle_slow_the_answers_down(hub):
     started = time.monotonic()
     assert len(hub.request(file_url(Q06, "tokenizer.json"))[2]) == size
     assert time.monotonic() - started >= size / 100000.0 * 0.9
+
+
+def test_control_posts_keep_a_keep_alive_connection_usable(hub):
+    conn = http.client.HTTPConnection("127.0.0.1", hub.port, timeout=10)
+    try:
+        conn.request("POST", "/_sim/reset", body=json.dumps({"unused": "body"}),
+                     headers={"Content-Type": "application/json"})
+        first = conn.getresponse()
+        assert first.status == 200 and json.loads(first.read()) == {"ok": True}
+        conn.request("GET", "/api/v1/models/%s/revisions" % Q06)
+        response = conn.getresponse()
+        assert response.status == 200 and json.loads(response.read())["Success"] is True
+    finally:
+        conn.close()

@@ -198,3 +198,19 @@ def _private_listing(hub):
                             headers={"Authorization": "Bearer ms-sim-secret"})
     assert status == 200
     return {f["Path"]: f for f in body["Data"]["Files"]}
+
+
+def test_parallel_ranged_parts_are_answered_exactly(cli, hub, tmp_path):
+    # The client's parallel mode (large files, several workers) demands a 206 whose
+    # Content-Range is exactly the part it asked for, else it falls back to one stream.
+    dest = tmp_path / "models" / Q35
+    proc = run_download(cli, hub, tmp_path, Q35, dest, MODELSCOPE_DOWNLOAD_PARALLEL_THRESHOLD_MB=1,
+                        MODELSCOPE_DOWNLOAD_PARALLEL_WORKERS=2, MODELSCOPE_DOWNLOAD_PART_SIZE_MB=1)
+    assert proc.returncode == 0, proc.stderr
+    assert "Ranged requests are not honoured" not in proc.stderr
+    listing = hub.files(Q35)
+    assert_matches_listing(dest, listing)
+    size = listing[SHARD1]["Size"]
+    ranges = sorted(e["range"] for e in hub.stats()["log"] if e["path"].endswith("/" + SHARD1))
+    assert ranges == ["bytes=0-1048575", "bytes=1048576-2097151", "bytes=2097152-%d" % (size - 1)]
+    assert hub.stats()["models"][Q35]["bytes"] == model_bytes(listing)

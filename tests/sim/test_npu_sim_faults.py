@@ -114,5 +114,5 @@ def test_ok_overrides_a_warning_profile_and_clear_restores_it(tmp_path):
     st.run("npu-sim-fault", ["ok", "3"], path, tmp_path)
     assert "Warning" not in st.run("npu-smi", ["info"], path, tmp_path).stdout
     st.run("npu-sim-fault", ["clear"], path, tmp_path)
-    assert "| 3     910B2               | Warning " in st.run("npu-smi", ["info"], path,
-                                                             tmp_path).stdout
+    out = st.run("npu-smi", ["info"], path, tmp_path).stdout
+    assert "| 3     910B2               | Warning " in out

@@ -23,8 +23,8 @@ def container(cid, pid, devices, args=(), path="vllm", running=True, image="x"):
                                         "CgroupPermissions": "rwm"} for d in devices]}}
 
 
-VLLM_TP2 = container("vllm", 4242, ["/dev/davinci4", "/dev/davinci5", "/dev/davinci_manager",
-                                     "/dev/devmm_svm", "/dev/hisi_hdc"],
+VLLM_TP2 = container("vllm", 4242,
+                     ["/dev/davinci4", "/dev/davinci5", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
                      args=["serve", "Qwen/Qwen3.5-27B", "--tensor-parallel-size", "2",
                            "--gpu-memory-utilization", "0.95"])
 

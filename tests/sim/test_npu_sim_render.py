@@ -201,8 +201,7 @@ def test_profiles_are_plain_json_objects():
 
 
 def test_multi_node_profiles_have_an_address_on_every_chip(tmp_path):
-    for name, count, prefix in (("seed-910b2", 8, "192.168.100."), ("a3-16chips", 16,
-                                                                      "192.168.200.")):
+    for name, count, prefix in (("seed-910b2", 8, "192.168.100."), ("a3-16chips", 16, "192.168.200.")):
         chips = [c for n in st.load(name)["npus"] for c in n["chips"]]
         assert sorted(c["network"]["ip"] for c in chips) == sorted(
             "%s%d" % (prefix, 11 + d) for d in range(count))

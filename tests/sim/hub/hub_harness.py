@@ -81,7 +81,7 @@ class Hub:
             return exc.code, dict(exc.headers), exc.read()
 
     def json(self, path, method="GET", body=None, headers=None):
-        status, _, raw = self.request(path, method, body, headers)
+        status, _headers, raw = self.request(path, method, body, headers)
         return status, json.loads(raw)
 
     def stats(self):
@@ -110,7 +110,10 @@ def modelscope_cli():
     Runs the script (a no-op when its stamp matches, ~0.3 s), so a fresh checkout builds the
     wheelhouse once (needs the Python package index; ~25 s) and every later run reuses it.
     """
-    proc = subprocess.run([str(BUILD_WHEELHOUSE)], capture_output=True, text=True, check=False)
+    # The interpreter running pytest has pip (the project venv); a bare python3 may not.
+    env = dict(os.environ, PYTHON=os.environ.get("PYTHON", sys.executable))
+    proc = subprocess.run([str(BUILD_WHEELHOUSE)], capture_output=True, text=True, check=False,
+                          env=env)
     if proc.returncode != 0:
         raise RuntimeError("tests/sim/hub/build-wheelhouse.sh failed (exit %d):\n%s%s"
                            % (proc.returncode, proc.stdout, proc.stderr))

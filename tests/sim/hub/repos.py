@@ -137,7 +137,7 @@ def _tokenizer_files(seed, vocab_size):
     for i in range(256):
         vocab["<0x%02X>" % i] = i
     while len(vocab) < 2048:
-        vocab["".join(rng.choice(letters) for _ in range(rng.randint(2, 6)))] = len(vocab)
+        vocab["".join(rng.choice(letters) for _letter in range(rng.randint(2, 6)))] = len(vocab)
     merges = ["%s %s" % (a, b) for a, b in zip(letters, reversed(letters))]
     tokenizer = {
         "version": "1.0",
@@ -277,9 +277,8 @@ def _qwen3_06b_config():
 class Repo:
     """A model repo: named revisions (branches/tags) pointing at commits, each a file set."""
 
-    def __init__(self, model_id, private=False):
+    def __init__(self, model_id):
         self.model_id = model_id
-        self.private = private
         self.commits = {}      # commit id -> {path: SyntheticFile}
         self.commit_times = {}  # commit id -> unix time
         self.branches = {}     # name -> commit id
@@ -329,7 +328,6 @@ def build_repos(config=None):
     models = dict(DEFAULT_MODELS)
     for model_id, spec in (config.get("models") or {}).items():
         models[model_id] = dict(models.get(model_id, {"weights_bytes": MIB, "shards": 1}), **spec)
-    private = set(config.get("private") or [])
     repos = {}
     for model_id, spec in models.items():
         weights_bytes = int(spec["weights_bytes"])
@@ -373,7 +371,7 @@ def build_repos(config=None):
         }
         common.update(_tokenizer_files(seed, vocab))
         common.update(extra)
-        repo = Repo(model_id, private=model_id in private)
+        repo = Repo(model_id)
         old = _commit_id(seed, "v0.9")
         new = _commit_id(seed, "v1.0")
         for commit, variant, when in ((old, "@v0.9", 1767225600), (new, "", 1769904000)):

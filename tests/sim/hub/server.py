@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Stand-in ModelScope hub: a simulator for the ascendfleet.llm test fleet.
 
 Speaks the subset of the ModelScope hub HTTP API that ``modelscope download`` (modelscope-hub
@@ -43,8 +42,8 @@ class HubState:
         self.digests = DigestCache(state_dir)
         self.secret = uuid.uuid4().hex.encode()
         self.lock = threading.Lock()
-        # Requests being answered; /_sim/stats waits briefly for them so that a client which
-        # has read its last byte never sees counters that lag behind (see settle()).
+        # API requests being answered: /_sim/stats waits (up to 1 s) for them to finish, so a
+        # client that has read its last byte never sees a log that lags behind.
         self.in_flight = 0
         self.idle = threading.Condition(self.lock)
         self.lfs_redirect = bool(config.get("lfs_redirect", True))
@@ -173,26 +172,27 @@ class HubState:
                     return True
         return False
 
-    def drop_budget(self, model, path):
-        """Bytes this response may still send before a drop fault fires (None: no fault)."""
+    def drop_take(self, model, path, n):
+        """How many of the next ``n`` bytes may go out, and whether to cut the connection then.
+
+        Counted atomically per armed key ("Owner/Name/path" first, then "Owner/Name"), so the
+        cut lands exactly N bytes after arming even when several files stream at once.
+        """
         with self.lock:
             for key in (model + "/" + path, model):
                 spec = self.faults["drop_after_bytes"].get(key)
-                if spec:
-                    return key, max(0, spec["bytes"] - self.drop_served.get(key, 0))
-        return None, None
-
-    def drop_progress(self, key, n, fired):
-        with self.lock:
-            spec = self.faults["drop_after_bytes"].get(key)
-            if spec is None:
-                return
-            self.drop_served[key] = self.drop_served.get(key, 0) + n
-            if fired:
+                if not spec:
+                    continue
+                left = spec["bytes"] - self.drop_served.get(key, 0)
+                if n < left:
+                    self.drop_served[key] = self.drop_served.get(key, 0) + n
+                    return n, False
                 spec["times"] -= 1
                 self.drop_served[key] = 0
                 if spec["times"] <= 0:
                     del self.faults["drop_after_bytes"][key]
+                return max(0, left), True
+        return n, False
 
     def authorised(self, model, headers):
         if model not in self.faults["private"]:
@@ -205,7 +205,7 @@ class HubState:
         if auth.startswith("Bearer "):
             offered.append(auth[7:].strip())
         for part in (headers.get("Cookie") or "").split(";"):
-            name, _, value = part.strip().partition("=")
+            name, _sep, value = part.strip().partition("=")
             if name == "m_session_id":
                 offered.append(value)
         return any(hmac.compare_digest(o.encode(), token.encode()) for o in offered)
@@ -249,9 +249,7 @@ class HubHandler(BaseHTTPRequestHandler):
                                         "RequestId": self.request_id, "Success": False})
 
     def _read_json(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b"{}"
-        return json.loads(raw or b"{}")
+        return json.loads(self.body or b"{}")
 
     # -- dispatch -------------------------------------------------------------------------
     def do_GET(self):
@@ -265,6 +263,9 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def _dispatch(self):
         self.request_id = str(uuid.uuid4())
+        # Always consume a request body, or it would be parsed as the next keep-alive request.
+        length = int(self.headers.get("Content-Length") or 0)
+        self.body = self.rfile.read(length) if length > 0 else b""
         url = urlsplit(self.path)
         path = unquote(url.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
@@ -369,8 +370,9 @@ class HubHandler(BaseHTTPRequestHandler):
     # -- JSON bodies ----------------------------------------------------------------------
     def _repo_info(self, repo):
         owner, name = repo.model_id.split("/", 1)
+        private = repo.model_id in self.state.faults["private"]
         return {"Id": int(hashlib.sha1(repo.model_id.encode()).hexdigest()[:6], 16), "Name": name, "Path": owner,
-                "ChineseName": "", "Visibility": 1 if repo.private else 5,
+                "ChineseName": "", "Visibility": 1 if private else 5,
                 "IsPublished": 1, "Tasks": [], "ModelType": [], "Revision": "master",
                 "CreatedTime": min(repo.commit_times.values()),
                 "LastUpdatedTime": max(repo.commit_times.values())}
@@ -457,7 +459,6 @@ class HubHandler(BaseHTTPRequestHandler):
                     return 416, 0
                 status = 206
         corrupt = self.state.take_bad_checksum(model, path)
-        drop_key, budget = self.state.drop_budget(model, path)
         entry.update(status=status, start=start, end=end, corrupt=corrupt)
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
@@ -475,20 +476,14 @@ class HubHandler(BaseHTTPRequestHandler):
                 time.sleep(len(piece) / float(throttle))
             if corrupt:
                 piece = bytes([piece[0] ^ 0x5A]) + piece[1:]
-            if budget is not None and sent + len(piece) >= budget:
-                piece = piece[:budget - sent]
-                if piece:
-                    self._send_piece(model, path, piece, entry)
-                    self.wfile.flush()
-                    sent += len(piece)
-                self.state.drop_progress(drop_key, len(piece), fired=True)
+            allowed, cut = self.state.drop_take(model, path, len(piece))
+            if allowed:
+                self._send_piece(model, path, piece[:allowed], entry)
+                sent += allowed
+            if cut:
                 entry["dropped_after"] = sent
                 self._abort()
                 return status, sent
-            self._send_piece(model, path, piece, entry)
-            if drop_key:
-                self.state.drop_progress(drop_key, len(piece), fired=False)
-            sent += len(piece)
         return status, sent
 
     def _send_piece(self, model, path, piece, entry):

@@ -682,8 +682,8 @@ def hccn_tool(argv):
         sys.stdout.write("link status: %s\n" % net.get("link", "UP"))
     elif what == "-ip":
         if net.get("ip"):  # real tool prints nothing for a port without an address
-            sys.stdout.write("ipaddr:%s\nnetmask:%s\n" % (net["ip"], net.get("netmask",
-                                                                          "255.255.255.0")))
+            netmask = net.get("netmask", "255.255.255.0")
+            sys.stdout.write("ipaddr:%s\nnetmask:%s\n" % (net["ip"], netmask))
     elif what == "-net_health":
         sys.stdout.write("net health status: %s\n" % net.get("net_health", "Init"))
     elif what == "-fec":

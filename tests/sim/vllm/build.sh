@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Simulator build: the stand-in vllm-ascend images (test infrastructure only).
+#
+#   tests/sim/vllm/build.sh [--list] [TAG...]
+#
+# Builds FROM ascendfleet-sim/base:latest one image per TAG (default: every tag in TAGS below),
+# named like the real ones (quay.io/ascend/vllm-ascend:TAG), and saves each as an image archive
+# under ${ASCENDFLEET_SIM_CACHE:-/var/cache/ascendfleet-sim}/images/ for air-gapped delivery
+# (<repo>/.cache/sim/images/ when the variable is unset and the default is not writable).
+# Images and archives are reused while the inputs (this directory's files + the base image ID +
+# the tag) are unchanged. Knobs (env): SIMVLLM_BASE_IMAGE, SIMVLLM_REPO, SIMVLLM_SAVE=0.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+base="${SIMVLLM_BASE_IMAGE:-ascendfleet-sim/base:latest}"
+repo="${SIMVLLM_REPO:-quay.io/ascend/vllm-ascend}"
+save="${SIMVLLM_SAVE:-1}"
+
+# vllm-ascend's naming: vX (ubuntu), vX-openeuler, vX-a3, vX-a3-openeuler, vX-310p, vX-310p-openeuler.
+# v0.18.0rc1 is the rollout target; the -broken tags start but never become healthy (rollback tests).
+TAGS=(
+  v0.17.0rc1 v0.17.0rc1-openeuler v0.17.0rc1-a3 v0.17.0rc1-a3-openeuler v0.17.0rc1-310p v0.17.0rc1-310p-openeuler
+  v0.18.0rc1 v0.18.0rc1-openeuler v0.18.0rc1-a3 v0.18.0rc1-a3-openeuler v0.18.0rc1-310p v0.18.0rc1-310p-openeuler
+  v0.18.0rc1-broken-openeuler v0.18.0rc1-broken
+)
+
+die() { echo "build.sh: $*" >&2; exit 1; }
+
+if [[ "${1:-}" == "--list" ]]; then
+  printf "$repo:%s\n" "${TAGS[@]}"
+  exit 0
+fi
+if [[ "${1:-}" == -* ]]; then
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  [[ "$1" == "-h" || "$1" == "--help" ]] && exit 0 || exit 2
+fi
+(($#)) && tags=("$@") || tags=("${TAGS[@]}")
+
+tag_re='^v([0-9][0-9A-Za-z.]*)(-broken)?(-a3|-310p)?(-openeuler)?$'
+for tag in "${tags[@]}"; do
+  [[ "$tag" =~ $tag_re ]] || die "tag '$tag' is not of the form vX[-broken][-a3|-310p][-openeuler] (see --list)."
+done
+
+docker info >/dev/null 2>&1 || die "Docker is not reachable (docker info failed); start it with 'make docker'."
+base_id="$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null)" ||
+  die "base image $base is missing; build it first with tests/sim/build-images.sh (or set SIMVLLM_BASE_IMAGE)."
+
+# Same rule as tests/sim/hub/build-wheelhouse.sh: unset and the default not writable -> <repo>/.cache/sim.
+if [[ -n "${ASCENDFLEET_SIM_CACHE:-}" ]]; then
+  cache_dir="$ASCENDFLEET_SIM_CACHE/images"
+  mkdir -p "$cache_dir" 2>/dev/null && [[ -w "$cache_dir" ]] ||
+    die "ASCENDFLEET_SIM_CACHE=$ASCENDFLEET_SIM_CACHE is not a writable directory."
+else
+  cache_dir=/var/cache/ascendfleet-sim/images
+  if ! { mkdir -p "$cache_dir" 2>/dev/null && [[ -w "$cache_dir" ]]; }; then
+    cache_dir="$(cd "$here/../../.." && pwd)/.cache/sim/images"
+    mkdir -p "$cache_dir"
+  fi
+fi
+
+inputs="$(cd "$here" && cat Dockerfile vllm_sim.py build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
+
+for tag in "${tags[@]}"; do
+  [[ "$tag" =~ $tag_re ]]
+  version="${BASH_REMATCH[1]}"
+  never_healthy=0; [[ -n "${BASH_REMATCH[2]}" ]] && never_healthy=1
+  variant="${BASH_REMATCH[3]#-}"; variant="${variant:-910b}"
+  flavour=ubuntu; [[ -n "${BASH_REMATCH[4]}" ]] && flavour=openeuler
+  ref="$repo:$tag"
+  key="$(printf '%s %s' "$inputs" "$tag" | sha256sum | cut -c1-24)"
+
+  old_id="$(docker image inspect -f '{{.Id}}' "$ref" 2>/dev/null || true)"
+  have="$(docker image inspect -f '{{ index .Config.Labels "ascendfleet.sim.inputs" }}' "$ref" 2>/dev/null || true)"
+  if [[ "$have" == "$key" ]]; then
+    action=reused
+  else
+    out="$(docker build -q -f "$here/Dockerfile" \
+      --build-arg BASE_IMAGE="$base" --build-arg VLLM_VERSION="$version" --build-arg VARIANT="$variant" \
+      --build-arg OS_FLAVOUR="$flavour" --build-arg NEVER_HEALTHY="$never_healthy" --build-arg INPUTS="$key" \
+      -t "$ref" "$here" 2>&1)" || { echo "$out" >&2; die "docker build of $ref failed."; }
+    action=built
+    # The previous build of this tag is now untagged: drop it unless something still uses it.
+    if [[ -n "$old_id" && -z "$(docker image inspect -f '{{join .RepoTags ""}}' "$old_id" 2>/dev/null)" ]]; then
+      docker image rm "$old_id" >/dev/null 2>&1 || true
+    fi
+  fi
+  id="$(docker image inspect -f '{{.Id}}' "$ref")"
+  size="$(docker image inspect -f '{{.Size}}' "$ref")"
+  printf 'image   %-7s %s  %s  %s MB  (vllm %s, variant %s, %s%s)\n' "$action" "$ref" "${id:7:12}" "$((size / 1000000))" \
+    "$version" "$variant" "$flavour" "$([[ $never_healthy == 1 ]] && echo ', never healthy')"
+
+  if [[ "$save" == 1 ]]; then
+    archive="$cache_dir/${ref//[\/:]/_}.tar"
+    if [[ -f "$archive" && "$(cat "$archive.id" 2>/dev/null)" == "$id" ]]; then
+      printf 'archive reused  %s\n' "$archive"
+    else
+      docker save -o "$archive.part" "$ref"
+      mv -f "$archive.part" "$archive"
+      echo "$id" >"$archive.id"
+      printf 'archive saved   %s (%s MB)\n' "$archive" "$(($(stat -c %s "$archive") / 1000000))"
+    fi
+  fi
+done
