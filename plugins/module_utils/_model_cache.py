@@ -125,9 +125,9 @@ class ModelCache:
         try:
             os.makedirs(self.paths["dir"], exist_ok=True)
         except OSError as exc:
-            raise ModelPrefetchError("host %s: cannot create %s (%s); make model_prefetch_cache_dir "
-                                     "%s a writable directory" % (self.host, self.paths["dir"],
-                                                                 exc.strerror or exc, cache))
+            raise ModelPrefetchError(
+                "host %s: cannot create %s (%s); make model_prefetch_cache_dir %s a writable "
+                "directory" % (self.host, self.paths["dir"], exc.strerror or exc, cache))
         if not os.access(self.paths["dir"], os.W_OK) or not os.access(self.dir, os.W_OK):
             raise ModelPrefetchError("host %s: %s is not writable; make model_prefetch_cache_dir %s "
                                      "writable (or mounted read-write)" % (self.host, self.dir, cache))
@@ -378,7 +378,7 @@ def _expected_files(cache, params):
     tmp = os.path.join(cache.paths["dir"], "source-manifest.json")
     src = params["source_url"].rstrip("/") + "/.ascendfleet/manifest.json"
     argv = [params.get("rsync") or "rsync", "--timeout=60", src, tmp]
-    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, check=False,
                           stderr=subprocess.STDOUT, env=_rsync_env(params, os.environ))
     if proc.returncode != 0:
         raise ModelPrefetchError("host %s: cannot read the source manifest %s (rsync exit %d: %s); "
@@ -429,4 +429,3 @@ def _transfer(cache, params, environ, todo):
     argv += [params["source_url"].rstrip("/") + "/", cache.dir + "/"]
     return cache.run_transfer(argv, _rsync_env(params, environ), todo, "rsync.log", interval,
                               params.get("timeout"))
-

@@ -1,7 +1,9 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet maintainers
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see
+# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ description:
     with the size and sha256 the hub lists, then writes C(.ascendfleet/manifest.json) and,
     last, C(.ascendfleet/complete).
   - Fast path - when the marker matches the model, the revision and the manifest, and every
-    manifest file has its size, nothing is read or contacted and RV(changed) is false.
+    manifest file has its size, nothing is read or contacted and the result is C(changed=false).
   - O(source=hub) lists the files over the hub's HTTP API, checks free space, then runs the real
     C(modelscope download --model M --revision R --local-dir DIR) (resumable; a changed revision
     fetches only the files that differ). O(source=rsync) copies from a completed copy (a seed
@@ -25,7 +27,7 @@ description:
   - Run with C(async) and the action plugin prints progress (bytes done / total, rate) every
     O(progress_interval) seconds while the transfer runs.
 author:
-  - ascendfleet maintainers
+  - ascendfleet maintainers (@ascendfleet)
 attributes:
   check_mode:
     support: full

@@ -175,7 +175,7 @@ def test_manifest_is_sorted_and_marker_hashes_it():
 
 
 def test_check_marker_complete():
-    _, raw, marker = complete_state()
+    raw, marker = complete_state()[1:]
     assert ms.check_marker(marker, raw, "Qwen/X", "v1.0", {"config.json": 5, "model.safetensors": 10}) == []
 
 
@@ -192,7 +192,7 @@ def test_check_marker_complete():
     ({"include": ["*.json"]}, "include/exclude globs differ from the manifest's"),
 ])
 def test_check_marker_incomplete(change, reason):
-    _, raw, marker = complete_state()
+    raw, marker = complete_state()[1:]
     args = {"marker": marker, "manifest": raw, "model": "Qwen/X", "revision": "v1.0",
             "sizes": {"config.json": 5, "model.safetensors": 10}, "include": []}
     args.update(change)
