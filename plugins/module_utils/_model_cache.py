@@ -14,6 +14,7 @@ __metaclass__ = type
 import glob
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -214,10 +215,8 @@ class ModelCache:
                     proc.wait()
                     rc = -9
                     break
-        raw = (_read(log_path) or b"").decode("utf-8", "replace").replace("\r", "\n")
-        lines = [ln.strip() for ln in raw.splitlines()
-                 if ln.strip() and "%|" not in ln and "\x1b" not in ln and not ln.startswith(("|", "(", "`", "_", ","))]
-        return rc, lines[-6:], time.time() - started
+        raw = (_read(log_path) or b"").decode("utf-8", "replace")
+        return rc, error_lines(raw), time.time() - started
 
     # -- verification --------------------------------------------------------------------
     def verify(self, files):
@@ -238,6 +237,21 @@ class ModelCache:
                      (json.dumps(build_marker(self.model, self.revision, raw), sort_keys=True)
                       + "\n").encode("utf-8"))
         return manifest
+
+
+_LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \| \w+ +\| [\w.]+ \| |^\d\d:\d\d:\d\d,\d+ \| \w+ +\| [\w.]+ \| ")
+_ERROR_LINE = re.compile(r"error|\[E\d{4}\]|Suggestion:|Hash mismatch|failed|refused|denied|No space", re.IGNORECASE)
+
+
+def error_lines(output, limit=6):
+    """The lines of a CLI/rsync log that say what went wrong (progress bars and banners dropped)."""
+    plain = []
+    for line in output.replace("\r", "\n").splitlines():
+        line = _LOG_PREFIX.sub("", line.strip())
+        if line and "%|" not in line and "\x1b" not in line:
+            plain.append(line)
+    lines = [line for line in plain if _ERROR_LINE.search(line)]
+    return (lines or plain)[-limit:]
 
 
 def cli_env(base_env, cache_dir, endpoint, token=None, extra=None):

@@ -261,3 +261,21 @@ def test_lock_names_its_holder(tmp_path):
     # Released (and a dead holder's lock is released by the kernel): acquiring works again.
     lock = ms.ModelLock(path).acquire(timeout=0)
     lock.release()
+
+
+def test_error_lines_keep_what_went_wrong():
+    from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import error_lines
+    # stderr + stdout of modelscope-hub 0.5.1 after a drop with retries off (tests/sim/hub/README.md).
+    log = (
+        "Downloading snapshot of Qwen/Qwen3.5-27B (model)\u2026\n"
+        "2026-11-30 15:59:52,171 | INFO    | modelscope_hub.download | Downloading 15 files from Qwen/Qwen3.5-27B@v1.0\n"
+        "model-00002-of-00002.safetensors:  33%|###       | 700k/2.10M [00:00<00:00]\r"
+        "2026-11-30 15:59:52,267 | ERROR   | modelscope_hub.download | Failed to download "
+        "model-00002-of-00002.safetensors: [E1020] ConnectionError\n"
+        "error: [E1003] 1 of 15 file(s) failed to download from Qwen/Qwen3.5-27B@v1.0\n"
+        "Suggestion: Some files failed to download; completed files are kept.\n")
+    assert error_lines(log) == [
+        "Failed to download model-00002-of-00002.safetensors: [E1020] ConnectionError",
+        "error: [E1003] 1 of 15 file(s) failed to download from Qwen/Qwen3.5-27B@v1.0",
+        "Suggestion: Some files failed to download; completed files are kept.",
+    ]
