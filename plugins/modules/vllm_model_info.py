@@ -1,7 +1,9 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet maintainers
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see
+# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
 
 from __future__ import absolute_import, division, print_function
 
@@ -21,7 +23,7 @@ description:
     module run to validate them all.
   - Read-only; changes nothing.
 author:
-  - ascendfleet.llm contributors
+  - ascendfleet maintainers (@ascendfleet)
 attributes:
   check_mode:
     support: full
