@@ -203,7 +203,7 @@ def evaluate(records, generated_at=""):
             "verdict": verdict,
             "reasons": reasons,
             "family": observed.get("family"),
-            "soc": observed.get("soc"),
+            "chip_name": observed.get("chip_name"),
             "uptime_seconds": observed.get("uptime_seconds"),
             "chips": chips,
             "chip_counts": counts,
@@ -296,9 +296,8 @@ def render_markdown(fleet):
     for host in fleet["hosts"]:
         lines.append("## %s: %s" % (host["host"], host["verdict"]))
         lines.append("")
-        lines.append("- NPU family: %s%s; host up %s" % (host.get("family") or "-",
-                                                           " (%s)" % host["soc"] if host.get("soc") else "",
-                                                           _duration(host.get("uptime_seconds"))))
+        chip = " (%s)" % host["chip_name"] if host.get("chip_name") else ""
+        lines.append("- NPU family: %s%s; host up %s" % (host.get("family") or "-", chip, _duration(host.get("uptime_seconds"))))
         for reason in host.get("reasons") or []:
             lines.append("- %s" % _md(reason))
         if host.get("chips"):
