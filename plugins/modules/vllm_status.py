@@ -244,7 +244,8 @@ def read_containers(module, problems, now):
 def _get(url, headers, timeout):
     """(status, body text, error text)."""
     try:
-        response = open_url(url, headers=headers, timeout=timeout, validate_certs=False, follow_redirects="none")
+        response = open_url(url, headers=headers, timeout=timeout, validate_certs=False, follow_redirects="none",
+                            use_proxy=False)
         return response.getcode(), response.read().decode("utf-8", "replace"), None
     except HTTPError as exc:
         return exc.code, "", "HTTP %d" % exc.code
