@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Generate every role's variable reference from its meta/argument_specs.yml.
 
-    scripts/gen-role-docs.py            write docs/roles/<role>.md (+ README blocks)
-    scripts/gen-role-docs.py --check    exit 1 when any generated file is stale (make lint)
+    python scripts/gen-role-docs.py            write docs/roles/<role>.md (+ README blocks)
+    python scripts/gen-role-docs.py --check    exit 1 when any generated file is stale (make lint)
 
 For each role under roles/ (or --roles-dir) with a meta/argument_specs.yml:
 
@@ -178,7 +177,7 @@ def plan(roles_dir, docs_dir):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--check", action="store_true", help="fail when a generated file is stale; write nothing")
     parser.add_argument("--roles-dir", type=pathlib.Path, default=ROOT / "roles")
     parser.add_argument("--docs-dir", type=pathlib.Path, default=ROOT / "docs" / "roles")
@@ -209,7 +208,7 @@ def main(argv=None):
                     page.unlink()
     roles = len([p for p in wanted if p.parent == args.docs_dir])
     if args.check and stale:
-        print("gen-role-docs: %d generated file(s) are stale: %s. Fix: run scripts/gen-role-docs.py and commit the result."
+        print("gen-role-docs: %d generated file(s) are stale: %s. Fix: run python scripts/gen-role-docs.py (.venv/bin/python) and commit the result."
               % (len(stale), ", ".join(str(p.relative_to(ROOT) if ROOT in p.parents else p) for p in stale)), file=sys.stderr)
         return 1
     print("gen-role-docs: %d role(s), %s" % (roles, ("%d file(s) written" % len(stale)) if not args.check else "up to date"))

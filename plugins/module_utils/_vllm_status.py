@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -53,7 +54,7 @@ def _float(text):
         value = float(text)
     except ValueError:
         return None
-    if value != value:  # NaN: no data yet
+    if math.isnan(value):  # no data yet
         return None
     return value
 

@@ -181,7 +181,6 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_run import C_
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import NpuSmiParseError, detect_family, parse_info
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_status import (
-    DEPLOYMENT_LABEL,
     PROJECT_LABEL,
     StatusParseError,
     chip_rows,

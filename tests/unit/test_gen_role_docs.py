@@ -37,7 +37,7 @@ def test_check_fails_when_a_spec_changes_and_names_the_fix(tree, capsys):
     assert _run(tree, "--check") == 1
     err = capsys.readouterr().err
     assert "demo_role.md" in err and "README.md" in err
-    assert "run scripts/gen-role-docs.py" in err
+    assert "run python scripts/gen-role-docs.py" in err
     assert "`9000`" in err                     # the diff shows what changed
     assert (tree / "docs" / "roles" / "demo_role.md").read_text().count("`8000`") == 1   # --check writes nothing
 
