@@ -130,6 +130,7 @@ def _deployment(desired, observed, host):
         "image_desired": desired_image,
         "image_current": bool(running_image and desired_image and running_image == desired_image),
         "last_good_image": last_good.get("image"),
+        "previous_image": (obs.get("previous") or {}).get("image"),
         "cards": obs.get("cards") or [],
         "port": probe.get("port") or (desired or {}).get("port"),
         "health": probe.get("health_status"),
@@ -305,10 +306,11 @@ def render_markdown(fleet):
                 "davinci%s %s%s" % (c["device_id"], c["state"], " (%s)" % c["holder"] if c.get("holder") else "")
                 for c in host["chips"]))
         for dep in host.get("deployments") or []:
-            lines.append("- deployment **%s** (%s): %s; image %s (desired %s, last-known-good %s); port %s, /health %s, "
-                         "models %s; cache %s; up %s, %s restarts" % (
+            lines.append("- deployment **%s** (%s): %s; image %s (desired %s, last-known-good %s, previous %s); port %s, "
+                         "/health %s, models %s; cache %s; up %s, %s restarts" % (
                              dep["name"], dep.get("model") or "-", dep["verdict"], dep.get("image_running") or "-",
-                             dep.get("image_desired") or "-", dep.get("last_good_image") or "-", dep.get("port") or "-",
+                             dep.get("image_desired") or "-", dep.get("last_good_image") or "-",
+                             dep.get("previous_image") or "-", dep.get("port") or "-",
                              _num(dep.get("health"), "%s"), ", ".join(dep.get("models") or []) or "-",
                              _md(dep.get("cache")), _duration(dep.get("uptime_seconds")), _num(dep.get("restarts"), "%s")))
         lines.append("")
@@ -398,6 +400,8 @@ def render_html(fleet, title="ascendfleet.llm fleet status"):
                     image += "<br><small class=\"want\">desired %s</small>" % _ref(dep["image_desired"])
                 if dep.get("last_good_image"):
                     image += "<br><small>last-good %s</small>" % _ref(dep["last_good_image"])
+                if dep.get("previous_image") and dep["previous_image"] != dep.get("last_good_image"):
+                    image += "<br><small>previous %s</small>" % _ref(dep["previous_image"])
                 endpoint = ":%s /health %s" % (dep.get("port") or "-", "-" if dep.get("health") is None else dep["health"])
                 if dep.get("models"):
                     endpoint += "<br><small>models: %s</small>" % esc(", ".join(dep["models"]))

@@ -141,7 +141,8 @@ deployments:
     - One entry per deployment named in O(deployments) or found running. C(containers) as
       C(docker inspect) shows them (image reference, state, health, restarts, start time,
       uptime, port and served model name from the vLLM arguments); C(cards) from the ledger;
-      C(last_good) (C(exists), C(image), C(port), C(device_ids) from C(last-good/state.json));
+      C(last_good) (C(exists), C(image), C(port), C(device_ids) from C(last-good/state.json)) and
+      C(previous) (the same from C(previous/), the healthy version before the last rollout);
       C(cache) (C(prefetched), C(revision), C(reason)); C(probe) (C(port), C(health_status),
       C(health_error), C(models), C(models_error), C(metrics) with C(requests_running),
       C(requests_waiting), C(kv_cache_usage_pct), C(engines), C(model_names)).
@@ -280,8 +281,9 @@ def probe(port, headers, timeout):
     return result
 
 
-def read_last_good(root, name):
-    directory = os.path.join(root, name, "last-good")
+def read_last_good(root, name, kind="last-good"):
+    """What vllm_compose recorded in <root>/<name>/<kind>/ (last-good, or previous)."""
+    directory = os.path.join(root, name, kind)
     out = {"exists": os.path.isfile(os.path.join(directory, "compose.yaml")), "image": None, "port": None,
            "device_ids": None, "error": None}
     try:
@@ -378,6 +380,7 @@ def main():
             "containers": containers,
             "cards": ledger.get(name, []),
             "last_good": read_last_good(p["project_root"], name),
+            "previous": read_last_good(p["project_root"], name, "previous"),
             "cache": cache,
             "probe": probe(running[0]["port"], headers, p["timeout"]) if running else {},
         })

@@ -123,3 +123,12 @@ def test_html_is_self_contained_and_escapes_text():
     assert "<script>alert" not in page and "&lt;script&gt;" in page
     for external in ("http://", "https://", "src=", "<link", "@import", "url("):
         assert external not in page
+
+
+def test_previous_version_is_shown_when_it_differs():
+    records = _records()
+    records[0]["observed"]["deployments"][0]["previous"] = {"exists": True, "image": "quay.io/ascend/vllm-ascend:v0.16.0-openeuler"}
+    fleet = evaluate(records)
+    assert _host(fleet, "sim-910b2-seed")["deployments"][0]["previous_image"] == "quay.io/ascend/vllm-ascend:v0.16.0-openeuler"
+    assert "previous quay.io/ascend/vllm-ascend:v0.16.0-openeuler" in render_markdown(fleet)
+    assert 'previous <code title="quay.io/ascend/vllm-ascend:v0.16.0-openeuler">v0.16.0-openeuler</code>' in render_html(fleet)

@@ -120,6 +120,7 @@ def test_everything_in_one_execution(run_module, monkeypatch, host, vllm):
     assert dep["cards"] == [4, 5]
     assert dep["last_good"] == {"exists": True, "image": "ascendfleet-sim/base:latest", "port": 8000,
                                 "device_ids": [4, 5], "error": None}
+    assert dep["previous"] == {"exists": False, "image": None, "port": None, "device_ids": None, "error": None}
     assert dep["cache"] == {"prefetched": True, "revision": "master", "reason": None}
     (container,) = dep["containers"]
     assert container["state"] == "running" and container["port"] == vllm
