@@ -243,7 +243,11 @@ def _rows(fleet):
         for dep in deps:
             image = dep.get("image_running") or "-"
             if dep.get("image_desired") and not dep.get("image_current"):
-                image = "%s -> %s" % (image, dep["image_desired"])
+                desired = dep["image_desired"]
+                repo = image.split("@", 1)[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else None
+                if repo and desired.startswith(repo + ":"):
+                    desired = desired[len(repo):]   # same repository: only the new tag, ":v0.18.0rc1-openeuler"
+                image = "%s -> %s" % (image, desired)
             health = "-" if dep.get("health") is None else str(dep["health"])
             out.append([
                 host["host"], dep["verdict"].upper() if dep["verdict"] != OK else host["verdict"].upper(),
@@ -339,6 +343,7 @@ td.host{white-space:nowrap}
 .chips{min-width:150px;max-width:170px}
 .want{color:#9a6700;font-weight:600}
 .chip{display:inline-block;width:14px;height:14px;margin:0 2px 2px 0;border-radius:3px;border:1px solid #8c959f}
+.chip.held{border:2px solid #0550ae}
 .chip.busy{background:#0969da}.chip.idle{background:#fff}.chip.used{background:#afb8c1}.chip.unhealthy{background:#cf222e}
 .reasons{margin:0;padding-left:16px;color:#4d2d00}
 tr.host-failed .reasons{color:#82071e}
@@ -378,8 +383,9 @@ def render_html(fleet, title="ascendfleet.llm fleet status"):
     order = sorted(fleet["hosts"], key=lambda h: (-_RANK[h["verdict"]], h["host"]))
     for host in order:
         deps = host.get("deployments") or [None]
-        chips = "".join('<span class="chip %s" title="davinci%s: %s%s"></span>' % (
-            esc(c["state"]), c["device_id"], esc(c["state"]), esc(" held by " + c["holder"]) if c.get("holder") else "")
+        chips = "".join('<span class="chip %s%s" title="davinci%s: %s%s"></span>' % (
+            esc(c["state"]), " held" if c.get("holder") else "", c["device_id"], esc(c["state"]),
+            esc(", held by " + c["holder"]) if c.get("holder") else "")
             for c in host.get("chips") or [])
         for index, dep in enumerate(deps):
             cells = []
@@ -424,7 +430,8 @@ def render_html(fleet, title="ascendfleet.llm fleet status"):
                 host["verdict"], esc(host["host"]), host["verdict"], "".join(cells)))
     out.append("</tbody></table>")
     out.append('<div class="legend">Chips: <span class="chip busy"></span>busy <span class="chip idle"></span>idle '
-               '<span class="chip used"></span>memory used, no process <span class="chip unhealthy"></span>unhealthy. '
+               '<span class="chip used"></span>memory used, no process <span class="chip unhealthy"></span>unhealthy, '
+               '<span class="chip idle held"></span>thick border: held by a deployment (npu_assign ledger). '
                "Hosts are sorted worst first.</div>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

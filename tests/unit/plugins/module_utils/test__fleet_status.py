@@ -100,7 +100,7 @@ def test_text_table_has_one_line_per_deployment_and_a_count():
     assert lines[0].split()[:3] == ["HOST", "STATUS", "DEPLOYMENT"]
     assert len(lines) == 1 + 4 + 1
     assert lines[2].startswith("sim-910b3-idle") and "ATTENTION" in lines[2]
-    assert "v0.17.0rc1-openeuler -> quay.io/ascend/vllm-ascend:v0.18.0rc1-openeuler" in lines[2]
+    assert "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler -> :v0.18.0rc1-openeuler " in lines[2]
     assert lines[4].split()[:2] == ["sim-310p-duo", "FAILED"]
     assert lines[-1] == "4 host(s): 2 ok, 1 need attention, 1 failed"
 
