@@ -171,3 +171,23 @@ def test_missing_files_are_reported(monkeypatch, tmp_path):
     assert result["hccn"] == [{"device_id": 0, "link": None, "ipaddr": None, "netmask": None,
                                "error": "%s is not an executable file" % (tmp_path / "hccn_tool")}]
     assert "docker" not in result
+
+
+def test_hccn_per_chip(monkeypatch, tmp_path):
+    tool = tmp_path / "hccn_tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    t = str(tool)
+    result, calls = run(monkeypatch, base_args(tmp_path, docker=False, hccn_device_ids=[0, 3, 4], hccn_tool=t), {
+        (t, "-i", "0", "-link", "-g"): (0, read(HOST / "hccn_tool-link-g-up-doc.txt"), ""),
+        (t, "-i", "0", "-ip", "-g"): (0, read(HOST / "hccn_tool-910A-ip-g.txt"), ""),
+        (t, "-i", "3", "-link", "-g"): (0, read(HOST / "hccn_tool-link-g-down-gpustack-test.txt"), ""),
+        (t, "-i", "3", "-ip", "-g"): (0, read(HOST / "hccn_tool-910B1-ip-g.txt"), ""),
+        (t, "-i", "4", "-link", "-g"): (1, "dcmi module initialize failed. ret is -8005\n", ""),
+    })
+    assert result["hccn"] == [
+        {"device_id": 0, "link": "UP", "ipaddr": "192.161.200.10", "netmask": "255.255.255.0", "error": None},
+        {"device_id": 3, "link": "DOWN", "ipaddr": "29.1.112.213", "netmask": "255.255.0.0", "error": None},
+        {"device_id": 4, "link": None, "ipaddr": None, "netmask": None,
+         "error": "hccn_tool -i 4: dcmi module initialize failed. ret is -8005"},
+    ]
