@@ -319,3 +319,17 @@ def test_model_state_not_prefetched(tmp_path, kwargs, revision, reason):
 def test_mirror_prefix():
     dep = run([SEED_DEP], image=dict(IMAGE, mirror="mirror.example:5000/"))["deployments"][0]
     assert dep["image"] == "mirror.example:5000/quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"
+
+
+def test_model_state_reads_what_model_prefetch_writes(tmp_path):
+    """The agreed marker interface (ROLES.md), end to end: model_prefetch's writer, our reader."""
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
+
+    path = write_model(str(tmp_path), marker=False)
+    raw = ms.dumps_manifest(ms.build_manifest(QWEN, "master", "a" * 40, [], "hub"))
+    with open(os.path.join(path, ".ascendfleet", "manifest.json"), "wb") as handle:
+        handle.write(raw)
+    with open(os.path.join(path, ".ascendfleet", "complete"), "w") as handle:
+        json.dump(ms.build_marker(QWEN, "master", raw), handle)
+    assert vd.model_state(str(tmp_path), QWEN, "master")["prefetched"] is True
+    assert vd.model_state(str(tmp_path), QWEN, "v1.0")["prefetched"] is False
