@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendfleet.llm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Action for ascendfleet.llm.model_fetch: run the module, and with ``async`` show progress.
+
+With ``async: N`` on the task (``poll`` is ignored), the module starts as an async job; this
+action polls it every ``progress_interval`` seconds and prints the progress line the module
+writes to ``<model dir>/.ascendfleet/progress.json`` (bytes done / total, rate, files, time
+left), then returns the module's own result. Without ``async`` it runs the module normally.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+display = Display()
+
+_STATE_DIR = ".ascendfleet"
+
+
+class ActionModule(ActionBase):
+
+    _supports_async = True
+    _supports_check_mode = True
+
+    def _remote(self, name, args, task_vars):
+        return self._execute_module(module_name=name, module_args=args, task_vars=task_vars,
+                                    wrap_async=False)
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        args = self._task.args
+        if not self._task.async_val or self._play_context.check_mode:
+            result.update(self._execute_module(module_name="ascendfleet.llm.model_fetch",
+                                               module_args=args, task_vars=task_vars))
+            return result
+
+        host = task_vars.get("inventory_hostname", "?")
+        interval = max(1, int(args.get("progress_interval") or 10))
+        model = args.get("model", "?")
+        owner_name = str(model).split("/", 1)
+        progress_file = None
+        if len(owner_name) == 2 and args.get("cache_dir"):
+            progress_file = "%s/models/%s/%s/%s/progress.json" % (
+                str(args["cache_dir"]).rstrip("/"), owner_name[0], owner_name[1], _STATE_DIR)
+
+        started = self._execute_module(module_name="ascendfleet.llm.model_fetch", module_args=args,
+                                       task_vars=task_vars, wrap_async=True)
+        jid = started.get("ansible_job_id")
+        if not jid:
+            result.update(started)
+            return result
+        async_dir = self._remote_expand_user(self.get_shell_option("async_dir", default="~/.ansible_async"))
+        deadline = time.monotonic() + int(self._task.async_val)
+        last_line = None
+        status = {}
+        while True:
+            time.sleep(min(interval, 2) if last_line is None else interval)
+            status = self._remote("ansible.legacy.async_status",
+                                  {"jid": jid, "_async_dir": async_dir}, task_vars)
+            if status.get("finished") or (status.get("failed") and status.get("_ansible_parsed", True)
+                                          and "finished" not in status):
+                break
+            if time.monotonic() > deadline:
+                status = {"failed": True, "msg": "model_fetch %s did not finish within async=%ss; "
+                          "partial files are kept and the next run resumes them"
+                          % (model, self._task.async_val)}
+                break
+            if progress_file:
+                line = self._progress(progress_file, task_vars)
+                if line and line != last_line:
+                    display.display("  [%s] %s" % (host, line))
+                    last_line = line
+        self._remote("ansible.legacy.async_status",
+                     {"jid": jid, "mode": "cleanup", "_async_dir": async_dir}, task_vars)
+        for key in ("ansible_job_id", "results_file", "started", "finished", "stdout", "stderr",
+                    "stdout_lines", "stderr_lines", "erased"):
+            status.pop(key, None)
+        if status.get("bytes_fetched"):
+            display.display("  [%s] %s: %s bytes fetched in %ss" % (
+                host, model, status.get("bytes_fetched"), status.get("seconds", "?")))
+        result.update(status)
+        return result
+
+    def _progress(self, path, task_vars):
+        try:
+            slurped = self._remote("ansible.legacy.slurp", {"src": path}, task_vars)
+            if slurped.get("failed"):
+                return None
+            data = json.loads(base64.b64decode(slurped["content"]).decode("utf-8"))
+            return data.get("line")
+        except Exception:  # pylint: disable=broad-except
+            return None

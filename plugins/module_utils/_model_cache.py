@@ -1,0 +1,445 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendfleet.llm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""One model in the host's cache: inspect it, fetch it (hub CLI or rsync), verify, mark it.
+
+PRIVATE to this collection; may change without notice. Standard library only (runs on the
+managed hosts, Python >= 3.8). The pure rules live in ``_modelscope``; this file does the I/O.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import json
+import os
+import re
+import subprocess
+import time
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
+    HubClient, ModelLock, ModelPrefetchError, atomic_write, build_manifest,
+    build_marker, bytes_to_download, check_marker, diff_files, dumps_manifest, filter_files,
+    format_progress, model_dir, mount_device, mount_point, parse_manifest,
+    sha256_file, space_error, space_shortfall, state_paths, total_size, validate_model_id,
+    validate_revision, verify_entries)
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def _size(path):
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+class ModelCache:
+    """The cache entry of one (model, revision) under ``cache_dir``."""
+
+    def __init__(self, cache_dir, model, revision, include=None, exclude=None, host="localhost"):
+        validate_model_id(model)
+        validate_revision(revision)
+        self.cache_dir = cache_dir
+        self.model = model
+        self.revision = revision
+        self.include = list(include or [])
+        self.exclude = list(exclude or [])
+        self.host = host
+        self.dir = model_dir(cache_dir, model)
+        self.paths = state_paths(self.dir)
+
+    # -- inspection (never reads model bytes unless verify == full) ----------------------
+    def manifest(self):
+        raw = _read(self.paths["manifest"])
+        if raw is None:
+            return None
+        try:
+            return parse_manifest(raw, self.paths["manifest"])
+        except ModelPrefetchError:
+            return None
+
+    def inspect(self, verify="quick"):
+        """{"complete": bool, "reasons": [...]} ; ``full`` re-hashes every file."""
+        marker_raw = _read(self.paths["marker"])
+        manifest_raw = _read(self.paths["manifest"])
+        sizes = {}
+        manifest = None
+        if manifest_raw is not None:
+            try:
+                manifest = parse_manifest(manifest_raw, self.paths["manifest"])
+            except ModelPrefetchError:
+                manifest = None
+        if manifest:
+            for item in manifest["files"]:
+                sizes[item["path"]] = _size(os.path.join(self.dir, item["path"]))
+        reasons = check_marker(marker_raw, manifest_raw, self.model, self.revision, sizes,
+                               self.include, self.exclude)
+        if not reasons and verify == "full":
+            observed = {}
+            for item in manifest["files"]:
+                path = os.path.join(self.dir, item["path"])
+                observed[item["path"]] = (_size(path), sha256_file(path))
+            reasons = ["%s: %s" % bad for bad in verify_entries(manifest["files"], observed)]
+        return {"model": self.model, "revision": self.revision, "model_dir": self.dir,
+                "complete": not reasons, "reasons": reasons,
+                "bytes": manifest.get("total_bytes") if manifest and not reasons else None}
+
+    def present_sizes(self, files):
+        out = {}
+        for item in files:
+            path = os.path.join(self.dir, item["path"])
+            out[item["path"]] = _size(path)
+            partial = _size(path + ".incomplete")
+            if partial is not None:
+                out[item["path"] + ".incomplete"] = partial
+        return out
+
+    def check_space(self, files, margin):
+        needed = bytes_to_download(files, self.present_sizes(files))
+        probe = self.dir
+        while not os.path.isdir(probe):
+            probe = os.path.dirname(probe)
+        st = os.statvfs(probe)
+        free = st.f_bavail * st.f_frsize
+        if space_shortfall(needed, free, margin):
+            mount = mount_point(probe)
+            device = mount_device(mount, (_read("/proc/mounts") or b"").decode("utf-8", "replace"))
+            raise ModelPrefetchError(space_error(self.host, mount, device, self.model,
+                                                 self.revision, needed, free, margin))
+        return needed, free
+
+    # -- preparing the directory ---------------------------------------------------------
+    def prepare_dirs(self):
+        cache = self.cache_dir
+        if os.path.lexists(cache) and not os.path.isdir(cache):
+            raise ModelPrefetchError("host %s: model_prefetch_cache_dir %s exists but is not a "
+                                     "directory; point it at a directory on the cache disk"
+                                     % (self.host, cache))
+        try:
+            os.makedirs(self.paths["dir"], exist_ok=True)
+        except OSError as exc:
+            raise ModelPrefetchError(
+                "host %s: cannot create %s (%s); make model_prefetch_cache_dir %s a writable "
+                "directory" % (self.host, self.paths["dir"], exc.strerror or exc, cache))
+        if not os.access(self.paths["dir"], os.W_OK) or not os.access(self.dir, os.W_OK):
+            raise ModelPrefetchError("host %s: %s is not writable; make model_prefetch_cache_dir %s "
+                                     "writable (or mounted read-write)" % (self.host, self.dir, cache))
+        probe = os.path.join(self.paths["dir"], ".write-test")
+        try:
+            with open(probe, "wb") as handle:
+                handle.write(b"ok")
+            os.unlink(probe)
+        except (IOError, OSError) as exc:
+            raise ModelPrefetchError("host %s: cannot write in %s (%s); make model_prefetch_cache_dir "
+                                     "%s writable" % (self.host, self.dir, exc.strerror or exc, cache))
+
+    def lock(self, timeout, what):
+        return ModelLock(self.paths["lock"], {"what": what}).acquire(timeout=timeout)
+
+    def drop_marker(self):
+        for path in (self.paths["marker"],):
+            if os.path.lexists(path):
+                os.unlink(path)
+
+    def remove_stale(self, old_files, new_files):
+        """Delete files of the previous manifest that the new file list no longer has."""
+        removed = []
+        for path in diff_files(old_files, new_files)["removed"]:
+            full = os.path.join(self.dir, path)
+            if os.path.isfile(full):
+                os.unlink(full)
+                removed.append(path)
+        return removed
+
+    # -- transfer with progress ----------------------------------------------------------
+    def _progress_bytes(self, todo, started):
+        done = 0
+        finished = 0
+        for item in todo:
+            path = os.path.join(self.dir, item["path"])
+            try:
+                st = os.stat(path)
+                if st.st_ctime >= started - 1 and st.st_size == int(item["size"]):
+                    done += st.st_size
+                    finished += 1
+                    continue
+            except OSError:
+                pass
+            partial = _size(path + ".incomplete")  # modelscope CLI partial
+            if partial is None:
+                head, tail = os.path.split(path)
+                temps = glob.glob(os.path.join(head, "." + glob.escape(tail) + ".*"))  # rsync temp
+                temps += glob.glob(os.path.join(head, ".rsync-partial", glob.escape(tail)))
+                partial = sum(_size(t) or 0 for t in temps)
+            done += min(partial or 0, int(item["size"]))
+        return done, finished
+
+    def run_transfer(self, argv, env, todo, log_name, interval=2.0, timeout=None):
+        """Run ``argv`` writing progress JSON every ``interval`` s; (rc, tail of output)."""
+        log_path = os.path.join(self.paths["dir"], log_name)
+        total = total_size(todo)
+        started = time.time()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, env=env, cwd=self.paths["dir"])
+            last = 0.0
+            while True:
+                try:
+                    rc = proc.wait(timeout=0.5)
+                except subprocess.TimeoutExpired:
+                    rc = None
+                now = time.time()
+                if rc is not None or now - last >= interval:
+                    done, finished = self._progress_bytes(todo, started)
+                    elapsed = max(now - started, 1e-6)
+                    atomic_write(self.paths["progress"], json.dumps({
+                        "model": self.model, "revision": self.revision, "done": done,
+                        "total": total, "elapsed": round(elapsed, 1),
+                        "rate": int(done / elapsed), "files_done": finished,
+                        "files_total": len(todo), "running": rc is None,
+                        "line": format_progress(self.model, done, total, elapsed, finished, len(todo)),
+                    }).encode("utf-8"))
+                    last = now
+                if rc is not None:
+                    break
+                if timeout and now - started > timeout:
+                    proc.kill()
+                    proc.wait()
+                    rc = -9
+                    break
+        raw = (_read(log_path) or b"").decode("utf-8", "replace")
+        return rc, error_lines(raw), time.time() - started
+
+    # -- verification --------------------------------------------------------------------
+    def verify(self, files):
+        observed = {}
+        for item in files:
+            path = os.path.join(self.dir, item["path"])
+            size = _size(path)
+            observed[item["path"]] = (size, sha256_file(path) if size == int(item["size"]) else None)
+        return verify_entries(files, observed)
+
+    def write_complete(self, files, commit, source):
+        manifest = build_manifest(self.model, self.revision, commit, files, source,
+                                  self.include, self.exclude)
+        raw = dumps_manifest(manifest)
+        atomic_write(self.paths["manifest"], raw)
+        # The marker goes last: it exists only for a verified, fully written model.
+        atomic_write(self.paths["marker"],
+                     (json.dumps(build_marker(self.model, self.revision, raw), sort_keys=True)
+                      + "\n").encode("utf-8"))
+        return manifest
+
+
+_LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \| \w+ +\| [\w.]+ \| |^\d\d:\d\d:\d\d,\d+ \| \w+ +\| [\w.]+ \| ")
+_ERROR_LINE = re.compile(r"error|\[E\d{4}\]|Suggestion:|Hash mismatch|failed|refused|denied|No space", re.IGNORECASE)
+
+
+def error_lines(output, limit=6):
+    """The lines of a CLI/rsync log that say what went wrong (progress bars and banners dropped)."""
+    plain = []
+    for line in output.replace("\r", "\n").splitlines():
+        line = _LOG_PREFIX.sub("", line.strip())
+        if line and "%|" not in line and "\x1b" not in line:
+            plain.append(line)
+    lines = [line for line in plain if _ERROR_LINE.search(line)]
+    return (lines or plain)[-limit:]
+
+
+def cli_env(base_env, cache_dir, endpoint, token=None, extra=None):
+    """Environment of the ``modelscope`` CLI: endpoint, private writable dirs, token, no intranet.
+
+    Inherited ``MODELSCOPE_*`` variables are dropped (a stray one must not redirect the CLI);
+    ``extra`` (the caller's explicit settings) goes in before ours.
+    """
+    env = {k: v for k, v in base_env.items() if not k.startswith("MODELSCOPE_")}
+    env.update({str(k): str(v) for k, v in (extra or {}).items()})
+    home = os.path.join(cache_dir, ".modelscope")
+    env.update({
+        "MODELSCOPE_ENDPOINT": endpoint,
+        "MODELSCOPE_CACHE": os.path.join(home, "cache"),
+        "MODELSCOPE_HOME": os.path.join(home, "home"),
+        "MODELSCOPE_DOWNLOAD_INTRA_CLOUD": "false",
+        "NO_COLOR": "1",
+    })
+    if token:
+        env["MODELSCOPE_API_TOKEN"] = token
+    return env
+
+
+def fetch(params, host, environ=None):
+    """Ensure one model is complete in the cache; returns a result dict (``changed`` etc.).
+
+    ``params``: model, revision, include, exclude, cache_dir, source (hub|rsync|prestaged),
+    source_url, endpoint, token, cli, rsync, attempts, space_margin, lock_timeout, verify,
+    check_mode, progress_interval.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    cache = ModelCache(params["cache_dir"], params["model"], params["revision"],
+                       params.get("include"), params.get("exclude"), host)
+    result = {"changed": False, "model": cache.model, "revision": cache.revision,
+              "model_dir": cache.dir, "source": params["source"], "action": "none",
+              "bytes_fetched": 0, "files_fetched": [], "attempts": 0}
+    state = cache.inspect(params.get("verify", "quick"))
+    if state["complete"]:
+        result.update(bytes_total=state["bytes"], reasons=[])
+        return result
+    result["reasons"] = state["reasons"]
+    if params.get("check_mode"):
+        result.update(changed=True, action="would_fetch")
+        return result
+
+    cache.prepare_dirs()
+    with cache.lock(params.get("lock_timeout", 30), "model_fetch %s@%s from %s"
+                    % (cache.model, cache.revision, params["source"])):
+        # Another writer may have finished while we waited for the lock.
+        state = cache.inspect(params.get("verify", "quick"))
+        if state["complete"]:
+            result.update(bytes_total=state["bytes"], reasons=[])
+            return result
+        old = cache.manifest()
+        commit, files = _expected_files(cache, params)
+        result.update(commit=commit, bytes_total=total_size(files), files_total=len(files))
+        cache.drop_marker()
+        if os.path.exists(cache.paths["progress"]):
+            os.unlink(cache.paths["progress"])
+        if old:
+            # A changed revision: keep what is unchanged, drop what changed or went away.
+            result["diff"] = diff_files(old["files"], files)
+            result["removed"] = cache.remove_stale(old["files"], files)
+            if params["source"] != "prestaged":
+                for path in result["diff"]["changed"]:
+                    full = os.path.join(cache.dir, path)
+                    if os.path.isfile(full):
+                        os.unlink(full)
+        if params["source"] == "prestaged":
+            bad = cache.verify(files)
+            if bad:
+                raise ModelPrefetchError(
+                    "host %s: pre-staged %s@%s in %s does not match the hub's file list: %s; stage "
+                    "the missing/corrupt files or use model_prefetch_source: hub"
+                    % (host, cache.model, cache.revision, cache.dir,
+                       "; ".join("%s (%s)" % b for b in bad[:10])))
+            cache.write_complete(files, commit, "prestaged")
+            result.update(changed=True, action="verified")
+            return result
+        # A changed revision or a failed full verification: drop what differs, keep the rest.
+        for path, _reason in cache.verify(files) if params.get("verify") == "full" else []:
+            full = os.path.join(cache.dir, path)
+            if os.path.isfile(full):
+                os.unlink(full)
+        attempts = max(1, int(params.get("attempts", 3)))
+        last_error = None
+        fetched = []
+        for attempt in range(1, attempts + 1):
+            result["attempts"] = attempt
+            present = cache.present_sizes(files)
+            todo = [f for f in files if present.get(f["path"]) != int(f["size"])]
+            if attempt == 1:
+                needed, free = cache.check_space(files, int(params.get("space_margin", 0)))
+                result.update(bytes_needed=needed, bytes_free=free)
+            if todo or attempt > 1:
+                rc, tail, elapsed = _transfer(cache, params, environ, todo or files)
+                fetched.extend(f["path"] for f in todo)
+                result["bytes_fetched"] += total_size(todo)
+                result["seconds"] = round(result.get("seconds", 0) + elapsed, 1)
+                if rc != 0:
+                    last_error = "%s exited %s: %s" % (
+                        "modelscope download" if params["source"] == "hub" else "rsync", rc,
+                        " | ".join(tail) or "no output")
+                    continue
+            bad = cache.verify(files)
+            if not bad:
+                cache.write_complete(files, commit, params["endpoint"] if params["source"] == "hub"
+                                     else params["source_url"])
+                result.update(changed=True, files_fetched=sorted(set(fetched)),
+                              action="downloaded" if params["source"] == "hub" else "copied")
+                if result.get("seconds"):
+                    result["rate_bytes_per_s"] = int(result["bytes_fetched"] / max(result["seconds"], 0.1))
+                return result
+            last_error = "verification failed: %s" % "; ".join("%s (%s)" % b for b in bad[:10])
+            for path, _reason in bad:  # re-fetch exactly the files that did not verify
+                full = os.path.join(cache.dir, path)
+                if os.path.isfile(full):
+                    os.unlink(full)
+        raise ModelPrefetchError(
+            "host %s: %s@%s from %s failed after %d attempt(s): %s. Completed files and partial "
+            "downloads are kept in %s and the next run resumes them; no completion marker was "
+            "written" % (host, cache.model, cache.revision,
+                         params.get("source_url") or params.get("endpoint"), attempts,
+                         last_error, cache.dir))
+
+
+def _expected_files(cache, params):
+    """(commit, files) the model must end with, from the hub's list or the source's manifest."""
+    if params["source"] in ("hub", "prestaged"):
+        client = HubClient(params["endpoint"], params.get("token"), timeout=params.get("http_timeout", 30))
+        commit, files = client.list_files(cache.model, cache.revision)
+        files = filter_files(files, cache.include, cache.exclude)
+        if not files:
+            raise ModelPrefetchError("%s@%s: include/exclude globs %r/%r leave no file to fetch"
+                                     % (cache.model, cache.revision, cache.include, cache.exclude))
+        return commit, files
+    # rsync: the source is a verified copy (a seed host or a mirror) with our manifest.
+    tmp = os.path.join(cache.paths["dir"], "source-manifest.json")
+    src = params["source_url"].rstrip("/") + "/.ascendfleet/manifest.json"
+    argv = [params.get("rsync") or "rsync", "--timeout=60", src, tmp]
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, check=False,
+                          stderr=subprocess.STDOUT, env=_rsync_env(params, os.environ))
+    if proc.returncode != 0:
+        raise ModelPrefetchError("host %s: cannot read the source manifest %s (rsync exit %d: %s); "
+                                 "the source must hold a completed copy of %s@%s"
+                                 % (cache.host, src, proc.returncode,
+                                    proc.stdout.decode("utf-8", "replace").strip()[-300:],
+                                    cache.model, cache.revision))
+    manifest = parse_manifest(_read(tmp), src)
+    os.unlink(tmp)
+    if manifest.get("model") != cache.model or manifest.get("revision") != cache.revision:
+        raise ModelPrefetchError("host %s: source %s holds %s@%s, not %s@%s"
+                                 % (cache.host, params["source_url"], manifest.get("model"),
+                                    manifest.get("revision"), cache.model, cache.revision))
+    return manifest.get("commit"), manifest["files"]
+
+
+def _rsync_env(params, environ):
+    env = dict(environ)
+    if params.get("rsync_password"):
+        env["RSYNC_PASSWORD"] = params["rsync_password"]
+    return env
+
+
+def _transfer(cache, params, environ, todo):
+    interval = float(params.get("progress_interval", 2))
+    if params["source"] == "hub":
+        if not os.access(params["cli"], os.X_OK):
+            raise ModelPrefetchError("host %s: the modelscope CLI %s is missing or not executable; "
+                                     "install it (the role's model_prefetch_venv step) or set "
+                                     "model_prefetch_venv to where it lives" % (cache.host, params["cli"]))
+        argv = [params["cli"], "download", "--model", cache.model, "--revision", cache.revision,
+                "--local-dir", cache.dir]
+        for pattern in cache.include:
+            argv += ["--include", pattern]
+        for pattern in cache.exclude:
+            argv += ["--exclude", pattern]
+        env = cli_env(environ, cache.cache_dir, params["endpoint"], params.get("token"),
+                      params.get("env"))
+        os.makedirs(env["MODELSCOPE_HOME"], mode=0o700, exist_ok=True)
+        return cache.run_transfer(argv, env, todo, "download.log", interval, params.get("timeout"))
+    argv = [params.get("rsync") or "rsync", "-rlt", "--partial", "--partial-dir=.rsync-partial",
+            "--timeout=120", "--exclude=/.ascendfleet/", "--exclude=/.modelscope/"]
+    argv += ["--include=/%s" % f["path"] for f in todo]
+    # Parent directories of nested files must be included for rsync to descend into them.
+    parents = sorted({"/" + "/".join(f["path"].split("/")[:i]) + "/"
+                      for f in todo for i in range(1, f["path"].count("/") + 1)})
+    argv += ["--include=%s" % p for p in parents] + ["--exclude=*"]
+    argv += [params["source_url"].rstrip("/") + "/", cache.dir + "/"]
+    return cache.run_transfer(argv, _rsync_env(params, environ), todo, "rsync.log", interval,
+                              params.get("timeout"))

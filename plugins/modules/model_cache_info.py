@@ -1,0 +1,179 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet maintainers
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see
+# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: model_cache_info
+short_description: Tell which models of a list are complete in the host's ModelScope cache
+version_added: 0.1.0
+description:
+  - For each model, checks C(<cache_dir>/models/<Owner>/<Name>/.ascendfleet/complete) against
+    the manifest and the requested revision, and the size of every manifest file. Reads no
+    model bytes unless O(verify=full) and contacts no hub - one cheap call per host, so a
+    no-op prefetch run stays fast.
+  - Also reports the C(modelscope) version installed in O(venv), so the caller installs the
+    CLI only when a download is needed and the pinned version is missing.
+  - Read-only.
+author:
+  - ascendfleet maintainers (@ascendfleet)
+attributes:
+  check_mode:
+    support: full
+    description: Read-only, runs the same in check mode.
+  diff_mode:
+    support: none
+    description: Read-only module, nothing to diff.
+  idempotent:
+    support: full
+    description: Never changes anything.
+options:
+  cache_dir:
+    description: Cache root (C(<cache_dir>/models/<Owner>/<Name>)).
+    type: path
+    required: true
+  models:
+    description: Models to check.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      model:
+        description: C(Owner/Name).
+        type: str
+        required: true
+      revision:
+        description: Revision the marker must be for.
+        type: str
+        default: master
+      include:
+        description: Include globs the copy was fetched with.
+        type: list
+        elements: str
+        default: []
+      exclude:
+        description: Exclude globs the copy was fetched with.
+        type: list
+        elements: str
+        default: []
+  verify:
+    description: C(quick) (marker + sizes) or C(full) (also re-hash every file).
+    type: str
+    choices: [quick, full]
+    default: quick
+  venv:
+    description: Virtualenv of the C(modelscope) CLI whose installed version to report.
+    type: path
+seealso:
+  - module: ascendfleet.llm.model_fetch
+"""
+
+EXAMPLES = r"""
+# Which planned models still need fetching on this host
+- name: Read the model cache
+  ascendfleet.llm.model_cache_info:
+    cache_dir: /mnt/disk2/modelscope
+    models:
+      - model: Qwen/Qwen3.5-27B
+        revision: v1.0
+    venv: /opt/ascendfleet/modelscope-venv
+  register: __model_prefetch_cache
+"""
+
+RETURN = r"""
+models:
+  description: One entry per requested model, in order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    model:
+      description: Model id.
+      type: str
+      sample: Qwen/Qwen3.5-27B
+    revision:
+      description: Requested revision.
+      type: str
+      sample: v1.0
+    model_dir:
+      description: Model directory.
+      type: str
+      sample: /mnt/disk2/modelscope/models/Qwen/Qwen3.5-27B
+    complete:
+      description: Whether a valid marker for this revision vouches for every file.
+      type: bool
+      sample: true
+    reasons:
+      description: Why not complete.
+      type: list
+      elements: str
+      sample: ["no completion marker"]
+missing:
+  description: The requested entries (model, revision, include, exclude) that are not complete.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"model": "Qwen/Qwen3.5-27B", "revision": "v1.0", "include": [], "exclude": []}]
+cli_version:
+  description: Version of the C(modelscope) distribution installed in O(venv), null when absent.
+  returned: always
+  type: str
+  sample: 1.40.2
+"""
+
+import glob
+import os
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache
+from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import ModelPrefetchError
+
+
+def installed_version(venv):
+    """Version of the ``modelscope`` dist in ``venv`` (dist-info name), without running it."""
+    if not venv or not os.access(os.path.join(venv, "bin", "modelscope"), os.X_OK):
+        return None
+    for path in glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "modelscope-*.dist-info")):
+        match = re.match(r"^modelscope-([^-]+)\.dist-info$", os.path.basename(path))
+        if match:
+            return match.group(1)
+    return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            cache_dir=dict(type="path", required=True),
+            models=dict(type="list", elements="dict", required=True, options=dict(
+                model=dict(type="str", required=True),
+                revision=dict(type="str", default="master"),
+                include=dict(type="list", elements="str", default=[]),
+                exclude=dict(type="list", elements="str", default=[]),
+            )),
+            verify=dict(type="str", choices=["quick", "full"], default="quick"),
+            venv=dict(type="path"),
+        ),
+        supports_check_mode=True,
+    )
+    out = []
+    for item in module.params["models"]:
+        try:
+            cache = ModelCache(module.params["cache_dir"], item["model"], item["revision"],
+                               item["include"], item["exclude"])
+            out.append(cache.inspect(module.params["verify"]))
+        except ModelPrefetchError as exc:
+            module.fail_json(msg=str(exc), model=item["model"])
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="%s: cannot read the cache (%s)" % (item["model"], exc))
+    missing = [item for item, state in zip(module.params["models"], out) if not state["complete"]]
+    module.exit_json(changed=False, models=out, missing=missing,
+                     cli_version=installed_version(module.params["venv"]))
+
+
+if __name__ == "__main__":
+    main()

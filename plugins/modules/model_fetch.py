@@ -1,0 +1,279 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet maintainers
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see
+# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: model_fetch
+short_description: Put one ModelScope model into the host's cache, verified, with a completion marker
+version_added: 0.1.0
+description:
+  - Ensures C(<cache_dir>/models/<Owner>/<Name>) holds every file of O(model) at O(revision)
+    with the size and sha256 the hub lists, then writes C(.ascendfleet/manifest.json) and,
+    last, C(.ascendfleet/complete).
+  - Fast path - when the marker matches the model, the revision and the manifest, and every
+    manifest file has its size, nothing is read or contacted and the result is C(changed=false).
+  - O(source=hub) lists the files over the hub's HTTP API, checks free space, then runs the real
+    C(modelscope download --model M --revision R --local-dir DIR) (resumable; a changed revision
+    fetches only the files that differ). O(source=rsync) copies from a completed copy (a seed
+    host's rsync daemon or a mirror directory) and verifies against that copy's manifest.
+    O(source=prestaged) only verifies files staged by other means against the hub's list.
+  - Files that fail verification are deleted and fetched again, at most O(attempts) times.
+  - One writer per model directory - an fcntl lock on C(.ascendfleet/lock) names its holder.
+  - Run with C(async) and the action plugin prints progress (bytes done / total, rate) every
+    O(progress_interval) seconds while the transfer runs.
+author:
+  - ascendfleet maintainers (@ascendfleet)
+attributes:
+  check_mode:
+    support: full
+    description: Reports whether the model would be fetched; writes nothing.
+  diff_mode:
+    support: none
+    description: Model files are not diffed; RV(diff) lists changed files of a revision change.
+  idempotent:
+    support: full
+    description: A completed model is a no-op.
+  async:
+    support: full
+    description: The action plugin polls the job and prints progress.
+options:
+  model:
+    description: ModelScope model id C(Owner/Name).
+    type: str
+    required: true
+  revision:
+    description: Branch, tag or commit id to fetch. Pin it; C(master) moves.
+    type: str
+    default: master
+  cache_dir:
+    description: Cache root; the model goes to C(<cache_dir>/models/<Owner>/<Name>).
+    type: path
+    required: true
+  include:
+    description: Only files matching one of these globs (C(*.json)); all when empty.
+    type: list
+    elements: str
+    default: []
+  exclude:
+    description: Skip files matching one of these globs.
+    type: list
+    elements: str
+    default: []
+  source:
+    description:
+      - C(hub) downloads with the C(modelscope) CLI from O(endpoint).
+      - C(rsync) copies from O(source_url), a completed copy holding C(.ascendfleet/manifest.json).
+      - C(prestaged) verifies files already in place against the hub's list, never downloads.
+    type: str
+    choices: [hub, rsync, prestaged]
+    default: hub
+  source_url:
+    description:
+      - For O(source=rsync) - the model directory of the copy, as rsync reads it
+        (C(rsync://seed:8730/models/Qwen/Qwen3.5-27B), a local or NFS path, or C(host:path)).
+    type: str
+  rsync_password:
+    description: Password of the rsync daemon user for O(source_url) (passed as C(RSYNC_PASSWORD)).
+    type: str
+  endpoint:
+    description: Hub (or internal mirror) URL speaking the ModelScope API.
+    type: str
+    default: https://www.modelscope.cn
+  token:
+    description:
+      - ModelScope access token for private models. Passed to the CLI in its environment
+        (C(MODELSCOPE_API_TOKEN)), never on a command line or to disk.
+    type: str
+  cli:
+    description: Path of the C(modelscope) executable (usually in a dedicated virtualenv).
+    type: path
+    default: /opt/ascendfleet/modelscope-venv/bin/modelscope
+  env:
+    description:
+      - Extra environment of the C(modelscope) CLI, e.g. C(MODELSCOPE_DOWNLOAD_MAX_RETRIES) or
+        C(HTTPS_PROXY). C(MODELSCOPE_ENDPOINT), C(MODELSCOPE_CACHE), C(MODELSCOPE_HOME) and the
+        token are set by the module.
+    type: dict
+    default: {}
+  rsync:
+    description: Path or name of the C(rsync) executable.
+    type: str
+    default: rsync
+  verify:
+    description:
+      - C(quick) trusts a valid marker when sizes match; C(full) re-hashes every file and
+        re-fetches any that differ.
+    type: str
+    choices: [quick, full]
+    default: quick
+  attempts:
+    description: Transfer attempts before failing (each resumes the previous one).
+    type: int
+    default: 3
+  space_margin:
+    description: Bytes that must stay free on the cache disk beyond the download.
+    type: int
+    default: 1073741824
+  lock_timeout:
+    description: Seconds to wait for another writer of the same model directory.
+    type: int
+    default: 30
+  timeout:
+    description: Seconds one transfer attempt may run before it is stopped (0 - no limit).
+    type: int
+    default: 0
+  progress_interval:
+    description: Seconds between progress updates (written to C(.ascendfleet/progress.json)).
+    type: int
+    default: 10
+notes:
+  - The marker is not re-validated against the hub on the fast path, so a moving branch such
+    as C(master) is not refreshed once complete - pin a tag or commit id.
+  - The CLI runs with C(MODELSCOPE_CACHE) and C(MODELSCOPE_HOME) under C(<cache_dir>/.modelscope)
+    and C(MODELSCOPE_DOWNLOAD_INTRA_CLOUD=false).
+seealso:
+  - module: ascendfleet.llm.model_cache_info
+"""
+
+EXAMPLES = r"""
+# Download a pinned model from ModelScope, showing progress while it runs
+- name: Fetch Qwen3.5-27B into the cache
+  ascendfleet.llm.model_fetch:
+    model: Qwen/Qwen3.5-27B
+    revision: v1.0
+    cache_dir: /mnt/disk2/modelscope
+  async: 36000
+  poll: 0
+
+# Copy from a seed host that already holds a verified copy
+- name: Copy the model from the seed
+  ascendfleet.llm.model_fetch:
+    model: Qwen/Qwen3.5-27B
+    revision: v1.0
+    cache_dir: /mnt/disk2/modelscope
+    source: rsync
+    source_url: rsync://seed-01:8730/ascendfleet-models/Qwen/Qwen3.5-27B
+    rsync_password: "{{ __rsync_password }}"
+  no_log: true
+
+# Re-hash everything and repair what differs
+- name: Verify the cached model byte for byte
+  ascendfleet.llm.model_fetch:
+    model: Qwen/Qwen3.5-27B
+    revision: v1.0
+    cache_dir: /mnt/disk2/modelscope
+    verify: full
+"""
+
+RETURN = r"""
+model:
+  description: The model id.
+  returned: always
+  type: str
+  sample: Qwen/Qwen3.5-27B
+revision:
+  description: The requested revision.
+  returned: always
+  type: str
+  sample: v1.0
+commit:
+  description: Commit id the hub resolved the revision to (when a transfer ran).
+  returned: when fetched
+  type: str
+  sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
+model_dir:
+  description: Directory holding the model.
+  returned: always
+  type: str
+  sample: /mnt/disk2/modelscope/models/Qwen/Qwen3.5-27B
+action:
+  description: C(none) (already complete), C(downloaded), C(copied), C(verified) or C(would_fetch).
+  returned: always
+  type: str
+  sample: downloaded
+reasons:
+  description: Why the cached copy was not complete before this run.
+  returned: always
+  type: list
+  elements: str
+  sample: ["no completion marker"]
+bytes_total:
+  description: Size of the model's files.
+  returned: when known
+  type: int
+  sample: 4206210
+bytes_fetched:
+  description: Bytes of the files that had to be transferred.
+  returned: always
+  type: int
+  sample: 2097336
+files_fetched:
+  description: Files transferred by this run.
+  returned: always
+  type: list
+  elements: str
+  sample: ["model-00002-of-00002.safetensors"]
+attempts:
+  description: Transfer attempts used.
+  returned: always
+  type: int
+  sample: 1
+diff:
+  description: Change against the previous manifest (unchanged/changed/added/removed paths).
+  returned: when a previous manifest existed
+  type: dict
+  sample: {"unchanged": ["config.json"], "changed": ["model.safetensors"], "added": [], "removed": []}
+"""
+
+import socket
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import fetch
+from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import ModelPrefetchError
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            model=dict(type="str", required=True),
+            revision=dict(type="str", default="master"),
+            cache_dir=dict(type="path", required=True),
+            include=dict(type="list", elements="str", default=[]),
+            exclude=dict(type="list", elements="str", default=[]),
+            source=dict(type="str", choices=["hub", "rsync", "prestaged"], default="hub"),
+            source_url=dict(type="str"),
+            rsync_password=dict(type="str", no_log=True),
+            endpoint=dict(type="str", default="https://www.modelscope.cn"),
+            token=dict(type="str", no_log=True),
+            cli=dict(type="path", default="/opt/ascendfleet/modelscope-venv/bin/modelscope"),
+            env=dict(type="dict", default={}),
+            rsync=dict(type="str", default="rsync"),
+            verify=dict(type="str", choices=["quick", "full"], default="quick"),
+            attempts=dict(type="int", default=3),
+            space_margin=dict(type="int", default=1 << 30),
+            lock_timeout=dict(type="int", default=30),
+            timeout=dict(type="int", default=0),
+            progress_interval=dict(type="int", default=10),
+        ),
+        required_if=[("source", "rsync", ("source_url",))],
+        supports_check_mode=True,
+    )
+    params = dict(module.params)
+    params["check_mode"] = module.check_mode
+    try:
+        result = fetch(params, socket.gethostname())
+    except ModelPrefetchError as exc:
+        module.fail_json(msg=str(exc), model=params["model"], revision=params["revision"])
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="host %s: %s@%s: %s" % (socket.gethostname(), params["model"],
+                                                     params["revision"], exc))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

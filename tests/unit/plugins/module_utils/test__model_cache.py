@@ -1,0 +1,233 @@
+"""model_fetch's engine against real processes: the real ``modelscope`` CLI downloading from
+the stand-in hub (tests/sim/hub, a simulator on 127.0.0.1), and real ``rsync`` for copies.
+
+Expected sizes and hashes come from the hub's own listing (``GET /_sim/repos``), never from
+the code under test. The CLI comes from tests/sim/hub/build-wheelhouse.sh's venv (built once,
+then cached); the tests skip, saying why, when it cannot be built.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import sys
+
+import pytest
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _model_cache as mc
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
+
+ROOT = pathlib.Path(__file__).resolve().parents[4]
+sys.path.insert(0, str(ROOT / "tests" / "sim" / "hub"))
+from hub_harness import Hub, modelscope_cli  # noqa: E402  (simulator harness)
+
+MODEL = "Qwen/Qwen3.5-27B"
+SHARD2 = "model-00002-of-00002.safetensors"
+
+
+@pytest.fixture(scope="module")
+def cli():
+    try:
+        return str(modelscope_cli())
+    except RuntimeError as exc:
+        pytest.skip("the modelscope CLI venv could not be built: %s" % exc)
+
+
+@pytest.fixture(scope="module")
+def hub():
+    server = Hub()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh(hub):
+    hub.reset()
+    hub.faults(clear=True)
+
+
+def expected(hub, revision):
+    repos = hub.json("/_sim/repos")[1][MODEL]
+    commit = repos["tags"].get(revision) or repos["branches"][revision]
+    return repos["commits"][commit]
+
+
+def params(hub, cli, cache, **extra):
+    out = dict(model=MODEL, revision="v1.0", cache_dir=str(cache), source="hub", source_url=None,
+               endpoint=hub.url, cli=cli, include=[], exclude=[], attempts=2, space_margin=0,
+               lock_timeout=1, progress_interval=1, verify="quick", env={})
+    out.update(extra)
+    return out
+
+
+def env():
+    return {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy")}
+
+
+def assert_matches_hub(mdir, files):
+    on_disk = sorted(p.name for p in pathlib.Path(mdir).iterdir() if p.name != ".ascendfleet")
+    assert on_disk == sorted(files)
+    for path, meta in files.items():
+        assert ms.sha256_file(os.path.join(mdir, path)) == meta["sha256"], path
+
+
+def test_download_then_noop_then_revision_change(hub, cli, tmp_path):
+    result = mc.fetch(params(hub, cli, tmp_path), "node-1", env())
+    files = expected(hub, "v1.0")
+    size = sum(f["size"] for f in files.values())
+    assert (result["changed"], result["action"], result["bytes_fetched"]) == (True, "downloaded", size)
+    assert_matches_hub(result["model_dir"], files)
+    assert hub.stats()["bytes_total"] == size
+    marker = json.loads(pathlib.Path(result["model_dir"], ".ascendfleet", "complete").read_text())
+    manifest = pathlib.Path(result["model_dir"], ".ascendfleet", "manifest.json").read_bytes()
+    assert marker == {"model": MODEL, "revision": "v1.0", "manifest_sha256": ms.sha256_bytes(manifest)}
+
+    hub.reset()
+    again = mc.fetch(params(hub, cli, tmp_path), "node-1", env())
+    assert (again["changed"], again["action"]) == (False, "none")
+    assert hub.stats()["bytes_total"] == 0  # the fast path contacts no hub
+
+    # v0.9 differs from v1.0 in the last shard only: only that shard is fetched.
+    hub.reset()
+    older = mc.fetch(params(hub, cli, tmp_path, revision="v0.9"), "node-1", env())
+    assert older["files_fetched"] == [SHARD2]
+    assert older["diff"]["changed"] == [SHARD2]
+    assert hub.stats()["models"][MODEL]["files"] == {SHARD2: expected(hub, "v0.9")[SHARD2]["size"]}
+    assert_matches_hub(older["model_dir"], expected(hub, "v0.9"))
+
+
+def test_interrupted_download_keeps_partial_and_resumes(hub, cli, tmp_path):
+    hub.faults(drop_after_bytes={MODEL + "/" + SHARD2: {"bytes": 700000, "times": 1}})
+    p = params(hub, cli, tmp_path, attempts=1, env={"MODELSCOPE_DOWNLOAD_MAX_RETRIES": "0"})
+    with pytest.raises(ms.ModelPrefetchError) as err:
+        mc.fetch(p, "node-1", env())
+    mdir = ms.model_dir(str(tmp_path), MODEL)
+    assert str(err.value).startswith("host node-1: Qwen/Qwen3.5-27B@v1.0 from %s failed after 1 "
+                                     "attempt(s): modelscope download exited 1: " % hub.url)
+    assert "partial downloads are kept in %s and the next run resumes them; no completion " \
+           "marker was written" % mdir in str(err.value)
+    assert not os.path.exists(os.path.join(mdir, ".ascendfleet", "complete"))
+    assert os.path.getsize(os.path.join(mdir, SHARD2 + ".incomplete")) == 700000
+
+    result = mc.fetch(p, "node-1", env())
+    assert result["changed"]
+    ranges = [e.get("range") for e in hub.stats()["log"] if e["path"].endswith(SHARD2) and e.get("range")]
+    assert ranges == ["bytes=700000-"]
+    assert_matches_hub(result["model_dir"], expected(hub, "v1.0"))
+
+
+def test_checksum_wrong_beyond_cli_retries_is_refetched_by_the_next_attempt(hub, cli, tmp_path):
+    # The CLI itself tries a file 3 times on a hash mismatch; the 4th serve is right.
+    hub.faults(bad_checksum={MODEL + "/config.json": 3})
+    result = mc.fetch(params(hub, cli, tmp_path), "node-1", env())
+    assert (result["changed"], result["attempts"]) == (True, 2)
+    assert_matches_hub(result["model_dir"], expected(hub, "v1.0"))
+
+
+def test_checksum_always_wrong_fails_clearly(hub, cli, tmp_path):
+    hub.faults(bad_checksum={MODEL + "/config.json": 100})
+    with pytest.raises(ms.ModelPrefetchError) as err:
+        mc.fetch(params(hub, cli, tmp_path, attempts=1), "node-1", env())
+    assert "failed after 1 attempt(s): modelscope download exited 1:" in str(err.value)
+    assert "Hash mismatch for config.json" in str(err.value)
+    assert not os.path.exists(os.path.join(ms.model_dir(str(tmp_path), MODEL), ".ascendfleet", "complete"))
+
+
+@pytest.mark.parametrize("revision,fault,text", [
+    ("v9.9", "empty", "Qwen/Qwen3.5-27B: revision 'v9.9' not found on the hub {url} (it lists no files for it)"),
+    ("v9.9", "404", "Qwen/Qwen3.5-27B: revision 'v9.9' not found on the hub {url} (HTTP 404)"),
+])
+def test_unknown_revision(hub, cli, tmp_path, revision, fault, text):
+    hub.faults(unknown_revision=fault)
+    with pytest.raises(ms.HubError) as err:
+        mc.fetch(params(hub, cli, tmp_path, revision=revision), "node-1", env())
+    assert str(err.value).startswith(text.format(url=hub.url))
+
+
+def test_private_model_needs_token(hub, cli, tmp_path):
+    hub.faults(private=[MODEL], token="s3cret-token")
+    with pytest.raises(ms.HubError, match="is private on the hub .* and no token was given"):
+        mc.fetch(params(hub, cli, tmp_path), "node-1", env())
+    result = mc.fetch(params(hub, cli, tmp_path, token="s3cret-token"), "node-1", env())
+    assert result["changed"]
+    # The token travels in the environment only: nothing under the cache holds it.
+    for root, _dirs, names in os.walk(str(tmp_path)):
+        for name in names:
+            assert b"s3cret-token" not in pathlib.Path(root, name).read_bytes(), os.path.join(root, name)
+
+
+def test_hub_unreachable(cli, tmp_path):
+    p = dict(model=MODEL, revision="v1.0", cache_dir=str(tmp_path), source="hub",
+             endpoint="http://127.0.0.1:9", cli=cli)
+    with pytest.raises(ms.HubError, match=r"^hub http://127.0.0.1:9 is unreachable \("):
+        mc.fetch(p, "node-1", env())
+
+
+def test_cache_path_not_a_directory(hub, cli, tmp_path):
+    cache = tmp_path / "file"
+    cache.write_text("x")
+    with pytest.raises(ms.ModelPrefetchError) as err:
+        mc.fetch(params(hub, cli, cache), "node-1", env())
+    assert str(err.value) == ("host node-1: model_prefetch_cache_dir %s exists but is not a directory; "
+                              "point it at a directory on the cache disk" % cache)
+
+
+def test_disk_too_small(hub, cli, tmp_path):
+    with pytest.raises(ms.ModelPrefetchError) as err:
+        mc.fetch(params(hub, cli, tmp_path, space_margin=1 << 60), "node-1", env())
+    assert str(err.value).startswith("host node-1: not enough free space on ")
+    assert "for Qwen/Qwen3.5-27B@v1.0: needs 1024.0 PiB (4.1 MiB to download + 1024.0 PiB margin)" in str(err.value)
+    assert hub.stats()["models"].get(MODEL, {}).get("bytes", 0) == 0
+
+
+def test_quick_inspection_reads_no_model_bytes(hub, cli, tmp_path, monkeypatch):
+    mc.fetch(params(hub, cli, tmp_path), "node-1", env())
+
+    def no_reads(path, *args):
+        raise AssertionError("read %s on the fast path" % path)
+
+    monkeypatch.setattr(mc, "sha256_file", no_reads)
+    state = mc.ModelCache(str(tmp_path), MODEL, "v1.0").inspect("quick")
+    assert state["complete"] and state["reasons"] == []
+    with pytest.raises(AssertionError, match="on the fast path"):
+        mc.ModelCache(str(tmp_path), MODEL, "v1.0").inspect("full")
+
+
+def test_full_verification_repairs_a_corrupt_file(hub, cli, tmp_path):
+    first = mc.fetch(params(hub, cli, tmp_path), "node-1", env())
+    shard = pathlib.Path(first["model_dir"], SHARD2)
+    data = bytearray(shard.read_bytes())
+    data[5000] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    assert mc.fetch(params(hub, cli, tmp_path), "node-1", env())["changed"] is False  # quick: sizes match
+    hub.reset()
+    result = mc.fetch(params(hub, cli, tmp_path, verify="full"), "node-1", env())
+    assert result["changed"] and result["files_fetched"] == [SHARD2]
+    assert_matches_hub(result["model_dir"], expected(hub, "v1.0"))
+
+
+@pytest.mark.skipif(shutil.which("rsync") is None, reason="rsync is not installed on this machine")
+def test_rsync_copy_verifies_against_the_source_manifest(hub, cli, tmp_path):
+    seed = mc.fetch(params(hub, cli, tmp_path / "seed"), "seed", env())
+    copy_params = dict(model=MODEL, revision="v1.0", cache_dir=str(tmp_path / "peer"), source="rsync",
+                       source_url=seed["model_dir"], endpoint=hub.url, attempts=1, space_margin=0,
+                       progress_interval=1)
+    copied = mc.fetch(copy_params, "peer", env())
+    assert (copied["changed"], copied["action"]) == (True, "copied")
+    assert_matches_hub(copied["model_dir"], expected(hub, "v1.0"))
+    assert mc.fetch(copy_params, "peer", env())["changed"] is False
+
+    # A corrupt source file never becomes a complete copy.
+    shard = pathlib.Path(seed["model_dir"], SHARD2)
+    data = bytearray(shard.read_bytes())
+    data[100] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    other = dict(copy_params, cache_dir=str(tmp_path / "peer2"))
+    with pytest.raises(ms.ModelPrefetchError) as err:
+        mc.fetch(other, "peer2", env())
+    assert "failed after 1 attempt(s): verification failed: %s (sha256 " % SHARD2 in str(err.value)
+    assert not os.path.exists(os.path.join(ms.model_dir(str(tmp_path / "peer2"), MODEL), ".ascendfleet", "complete"))
+
+    wrong_rev = dict(copy_params, revision="v0.9", cache_dir=str(tmp_path / "peer3"))
+    with pytest.raises(ms.ModelPrefetchError, match="holds Qwen/Qwen3.5-27B@v1.0, not Qwen/Qwen3.5-27B@v0.9"):
+        mc.fetch(wrong_rev, "peer3", env())
