@@ -121,6 +121,7 @@ class Bench:
         self.playbook_bin = shutil.which("ansible-playbook")
         self.missing = self._missing_parts()
         self.deployed = None   # None: not tried yet
+        self.floor_ready = None
         for sub in ("logs", "counts"):
             # Logs of an earlier run would be mistaken for this one's.
             shutil.rmtree(os.path.join(cfg.work, sub), ignore_errors=True)
@@ -295,6 +296,15 @@ class Bench:
             self.deployed = first["ok"]
         return self.deployed
 
+    def ensure_floor(self):
+        """Prepare the floor's Compose project on the whole fleet once (not timed)."""
+        if self.floor_ready is None:
+            setup = self.playbook("floor set-up (untimed)", "bench/playbooks/floor_setup.yml", self.cfg.fleet_size)
+            self.floor_ready = setup["ok"]
+            if not setup["ok"]:
+                self.not_measured("floor playbook", "floor set-up failed (see %s)" % setup["log"])
+        return self.floor_ready
+
     def section_noop(self):
         cfg = self.cfg
         figs = self.results["figures"].setdefault("noop", {"by_hosts": {}})
@@ -303,9 +313,7 @@ class Bench:
             self.not_measured("no-op re-run of deploy-qwen.yml (and module executions per host)", why)
         elif not self.ensure_deployed():
             self.not_measured("no-op re-run of deploy-qwen.yml", "the first deploy failed (see %s)" % figs.get("first_deploy", {}).get("log"))
-        setup = self.playbook("floor set-up (untimed)", "bench/playbooks/floor_setup.yml", cfg.fleet_size)
-        if not setup["ok"]:
-            self.not_measured("floor playbook", "floor set-up failed (see %s)" % setup["log"])
+        if not self.ensure_floor():
             return
         for n in cfg.noop_hosts:
             floors, noops = [], []
@@ -452,7 +460,7 @@ class Bench:
             handle.write(inventory.render(self.fleet[:n], host_vars={"ansible_connection": "docker"}))
         env = {"ANSIBLE_STRATEGY_PLUGINS": strategy_dir, "ANSIBLE_STRATEGY": "mitogen_linear"}
         figs = self.results["figures"].setdefault("mitogen", {"hosts": n, "path": cfg.mitogen})
-        books = [("floor", "bench/playbooks/floor.yml")]
+        books = [("floor", "bench/playbooks/floor.yml")] if self.ensure_floor() else []
         if self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml") is None and self.ensure_deployed():
             books.append(("noop", "playbooks/deploy-qwen.yml"))
         for key, book in books:

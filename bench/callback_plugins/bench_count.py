@@ -22,6 +22,7 @@ ran_on (the connection's remote address), connection, module, task.
 
 import json
 import os
+import sys
 import time
 
 from ansible.plugins.action import ActionBase
@@ -117,6 +118,14 @@ class CallbackModule(CallbackBase):
             with open(_PATH, "a", encoding="utf-8") as handle:
                 handle.write(line)
         self._current = None
+
+    def v2_playbook_on_play_start(self, play):
+        # Mitogen's strategy (loaded at the first play, after this callback) gives action plugins
+        # its own _execute_module; wrap that too, before the workers fork.
+        mixins = sys.modules.get("ansible_mitogen.mixins")
+        mixin = getattr(mixins, "ActionModuleMixin", None)
+        if _PATH and mixin is not None and not getattr(mixin._execute_module, "bench_count", False):  # pylint: disable=protected-access
+            mixin._execute_module = _wrap_execute_module(mixin._execute_module)  # pylint: disable=protected-access
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._close()
