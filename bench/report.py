@@ -96,8 +96,12 @@ def rows(results):
         if key in mi:
             e = mi[key]
             note = "" if e["mitogen"]["ok"] else " (FAILED: %s)" % e["mitogen"]["log"]
+            if e["mitogen"]["ok"] and e.get("ratio") is None:
+                note = " (not comparable: changed %d vs %d stock)" % (e["mitogen"]["changed"], e["stock"]["changed"])
             out.append(("mitogen_linear vs stock, %s, N=%d" % ("floor playbook" if key == "floor" else "deploy-qwen.yml no-op", mi["hosts"]),
                         _f(e["mitogen"]["wall_s"], 1, " s") + note, _f(e["stock"]["wall_s"], 1, " s") + " stock", _f(e.get("ratio"), 2, "x"), "-"))
+    if mi.get("source"):
+        out.append(("  (mitogen rows: %s)" % mi["source"], "-", "-", "-", "-"))
     ctl = results.get("control")
     if ctl:
         out.append(("control node peak memory (any run)", _mib(ctl["peak_pss_bytes"]) + " PSS / " + _mib(ctl["peak_rss_bytes"]) + " RSS",
