@@ -253,16 +253,31 @@ down at the end.
 ## Settings that matter (ansible.cfg)
 
 - **Pipelining**: ansible-core's global `pipelining` is read from `[defaults]` or `[connection]`;
-  the `[ssh_connection]` key only reaches the ssh plugin. `community.docker.docker` has no option
-  of its own (it takes the global one), so the setting now lives in `[connection]`, where both the
-  ssh and the docker connections read it. The benchmark checks it per run: remote commands per
-  module execution is 1.0 with pipelining (one `docker exec` carrying the module on stdin), and
-  about 2-3 without (temp dir, transfer, run, clean-up).
+  an `[ssh_connection]` key only reaches the ssh plugin. `community.docker.docker` has no option
+  of its own (it takes the global one), so with the earlier `[ssh_connection] pipelining = true`
+  the docker connection ran without pipelining. Measured on one sim host, floor playbook (2
+  modules), three runs each, load about 10: `[ssh_connection]` 10 remote commands and 2 file
+  transfers per run (5 `docker exec` + 1 copy per module: temp dir, transfer, chmod, run,
+  clean-up), 5.4-10.0 s; `[connection]` 2 commands, 0 transfers, 3.2-5.6 s. The setting now lives
+  in `[connection]`, read by both the ssh and docker connections. Every run's "cmds/module" in
+  the log checks it: 1.00 for plain modules; `template`/`copy` tasks still make a temp dir and
+  clean it up, which is why whole-role runs show about 2.
 - **Fact gathering**: `gathering = explicit`; the roles gather what they use (npu_verify reads the
   host in one module), nothing else runs `setup`.
 - **Forks**: `forks = 20`, above the largest simulated fleet, so no batch waits for a fork.
-- **Strategy / accelerators**: the `free` strategy does not apply to the plays that matter (the
-  deploy play is `serial` and gated per batch; verify and prefetch plan the fleet together with
-  `run_once`/`ansible_play_hosts`). Mitogen for Ansible is not maintained for ansible-core 2.19
-  (its last release supports up to ansible-core 2.17), so it was not tried.
+- **Strategy**: the `free` strategy does not apply to the plays that matter (the deploy play is
+  `serial` and health-gated per batch; verify and prefetch plan the fleet together with
+  `run_once`/`ansible_play_hosts`), so it was not measured.
+- **Mitogen**: mitogen 0.3.54 (PyPI, current) is maintained and loads on ansible-core 2.19.14 (its
+  `ansible_mitogen/loaders.py` has a minimum version, no maximum). It needs
+  `ansible_connection: docker` (its own docker transport; the `community.docker.docker` name is
+  not taken over) and the strategy `mitogen_linear`, which ansible-core 2.19 flags: "Use of
+  strategy plugins not included in ansible.builtin are deprecated ... This feature will be
+  removed from ansible-core in a future release." `BENCH_MITOGEN=<dir with ansible_mitogen>`
+  measures it against the stock run back to back (rows above when present). It is not a default
+  of the collection: it is an extra controller dependency on a mechanism ansible-core is
+  removing, and its gain comes from the per-module cost the roles are meant to keep low anyway.
+- **Noise**: the machine is shared; its load average moved between about 3 and 11 during the
+  runs recorded here. Each figure pairs runs made back to back, but a single pair can still be
+  off by a factor of 2; `BENCH_REPEAT=3` takes medians at three times the cost.
 """
