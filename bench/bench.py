@@ -272,7 +272,9 @@ class Bench:
                    failed=sum(r["failed"] + r["unreachable"] for r in recap.values()),
                    load_avg=os.getloadavg())
         rec["ok"] = meas["rc"] == 0 and rec["failed"] == 0
-        rec["noop_ok"] = rec["ok"] and (rec["changed"] == 0 or not expect_noop)
+        rec["changed_hosts"], rec["changed_control"] = changed_split(text)
+        # A no-op leaves the fleet as it is; reports rewritten on the control node are counted apart.
+        rec["noop_ok"] = rec["ok"] and (rec["changed_hosts"] == 0 or not expect_noop)
         rec["cpu_s_per_host"] = meas["cpu_s"] / n
         self.runs.append(rec)
         log("    %-38s %6.1fs rc=%d changed=%d failed=%d cpu=%.1fs peak_pss=%s modules/host=%s (%s on the host) cmds/module=%s" % (
@@ -672,6 +674,19 @@ def delta(before, after):
     return sum(after[h] - before[h] for h in before)
 
 
+def changed_split(text):
+    """(changes on the managed hosts, changes made on the control node for them) from the
+    'changed: [host]' / 'changed: [host -> localhost]' lines of a default-callback log."""
+    on_hosts = control = 0
+    for line in text.splitlines():
+        if line.startswith("changed: ["):
+            if "-> localhost]" in line:
+                control += 1
+            else:
+                on_hosts += 1
+    return on_hosts, control
+
+
 def changed_tasks(text):
     """Task names with a 'changed:' result in a default-callback log."""
     found, task = [], None
@@ -685,7 +700,8 @@ def changed_tasks(text):
 
 
 def pick(rec):
-    keys = ("wall_s", "cpu_s", "cpu_s_per_host", "peak_rss_bytes", "peak_pss_bytes", "rc", "ok", "changed", "noop_ok",
+    keys = ("wall_s", "cpu_s", "cpu_s_per_host", "peak_rss_bytes", "peak_pss_bytes", "rc", "ok", "changed", "changed_hosts",
+            "changed_control", "noop_ok",
             "failed", "hosts", "log", "load_avg")
     out = {k: rec[k] for k in keys}
     for key in ("modules_per_host", "modules_on_hosts_per_host", "modules_on_control_node", "commands_per_module",

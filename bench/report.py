@@ -40,7 +40,12 @@ def rows(results):
         fl = e.get("floor") or {}
         if "noop" in e:
             nr = e["noop"]
-            note = "" if nr["noop_ok"] else " (changed=%d: not a no-op!)" % nr["changed"]
+            if not nr["noop_ok"]:
+                note = " (changed=%d on the hosts: not a no-op!)" % nr.get("changed_hosts", nr["changed"])
+            elif nr.get("changed_control"):
+                note = " (hosts unchanged; %d report file(s) rewritten on the control node)" % nr["changed_control"]
+            else:
+                note = ""
             out.append(("no-op re-run deploy-qwen.yml, N=%s" % n, _f(nr["wall_s"], 1, " s") + note,
                         _f(fl.get("wall_s"), 1, " s") + " floor playbook", _f(e.get("ratio"), 2, "x"),
                         _goal(e.get("ratio"), GOALS["noop_ratio"])))

@@ -103,3 +103,9 @@ def test_bench_count_callback_counts_module_executions(tmp_path):
     assert modules.count("ansible.legacy.command") == 4
     assert all(r["host"] == "localhost" for r in recs if r["kind"] == "module")
     assert len([r for r in recs if r["kind"] == "task"]) == 5
+
+
+def test_changed_split_hosts_and_control_node():
+    log = "changed: [h-01]\nok: [h-02]\nchanged: [h-01 -> localhost]\nchanged: [h-02 -> localhost]\nchanged: [h-03]\n"
+    assert bench.changed_split(log) == (2, 2)
+    assert bench.changed_split("ok: [h-01]\n") == (0, 0)
