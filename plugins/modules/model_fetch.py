@@ -24,8 +24,9 @@ description:
     O(source=prestaged) only verifies files staged by other means against the hub's list.
   - Files that fail verification are deleted and fetched again, at most O(attempts) times.
   - One writer per model directory - an fcntl lock on C(.ascendfleet/lock) names its holder.
-  - Run with C(async) and the action plugin prints progress (bytes done / total, rate) every
-    O(progress_interval) seconds while the transfer runs.
+  - Run with C(async) and C(poll) above 0 and the action plugin prints progress (bytes done /
+    total, rate, files, time left) every O(progress_interval) seconds while the transfer runs;
+    C(poll=0) is the usual fire-and-forget job.
 author:
   - ascendfleet maintainers (@ascendfleet)
 attributes:
@@ -40,7 +41,7 @@ attributes:
     description: A completed model is a no-op.
   async:
     support: full
-    description: The action plugin polls the job and prints progress.
+    description: With C(poll) above 0 the action plugin prints progress while the job runs.
 options:
   model:
     description: ModelScope model id C(Owner/Name).
@@ -148,7 +149,7 @@ EXAMPLES = r"""
     revision: v1.0
     cache_dir: /mnt/disk2/modelscope
   async: 36000
-  poll: 0
+  poll: 5
 
 # Copy from a seed host that already holds a verified copy
 - name: Copy the model from the seed
