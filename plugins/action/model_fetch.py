@@ -38,7 +38,7 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         args = self._task.args
-        if not self._task.async_val or self._play_context.check_mode:
+        if not self._task.async_val:
             result.update(self._execute_module(module_name="ascendfleet.llm.model_fetch",
                                                module_args=args, task_vars=task_vars))
             return result
