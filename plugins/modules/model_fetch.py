@@ -89,6 +89,9 @@ options:
     description:
       - ModelScope access token for private models. Passed to the CLI in its environment
         (C(MODELSCOPE_API_TOKEN)), never on a command line or to disk.
+      - When omitted, C(MODELSCOPE_API_TOKEN) from the task's C(environment) is used; prefer that
+        with C(async), because Ansible keeps an async job's module arguments in a file on the host
+        while the job runs.
     type: str
   cli:
     description: Path of the C(modelscope) executable (usually in a dedicated virtualenv).
