@@ -12,7 +12,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 export PY_COLORS ?= 0
 
-.PHONY: help setup venv docker lint sanity unit build-check molecule test demo demo-down \
+.PHONY: help setup venv docker sim-images lint sanity unit build-check molecule test demo demo-down \
         sim-up sim-down bench clean
 
 help: ## Show the targets
@@ -27,6 +27,9 @@ $(VENV)/.installed: requirements-dev.txt
 
 docker: venv ## Docker Engine + Compose v2 (installs and starts them if missing)
 	scripts/ensure-docker.sh "$(VENV)"
+
+sim-images: venv docker ## build (or reuse, cached by input hash) the simulated fleet's images
+	tests/sim/build-images.sh
 
 lint: venv ## yamllint, ansible-lint (production profile), changelog lint
 	yamllint --strict .
@@ -46,7 +49,8 @@ build-check: venv ## ansible-galaxy collection build + install round-trip
 molecule: venv docker ## every molecule scenario
 	scripts/molecule-all.sh
 
-test: lint sanity unit build-check molecule ## everything CI checks
+# Images first, so the unit tests that run simulators in Docker run rather than skip.
+test: lint sanity build-check sim-images unit molecule ## everything CI checks
 	@echo "make test: all checks passed"
 
 demo: venv docker ## bring up the simulated fleet and deploy Qwen to it

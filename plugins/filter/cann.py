@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendfleet.llm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Filter looking up the minimum Ascend driver of a CANN release in the driver matrix.
+
+Documentation: cann_driver_requirement.yml beside this file.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import (
+    VersionError,
+    cann_driver_requirement,
+)
+
+
+def cann_driver_requirement_filter(version, matrix):
+    """The compatibility-matrix row (driver_min, ...) whose ``cann`` list names the CANN line."""
+    try:
+        return cann_driver_requirement(str(version), list(matrix))
+    except VersionError as exc:
+        raise AnsibleFilterError("cann_driver_requirement: %s" % exc)
+
+
+class FilterModule(object):
+    """CANN filters."""
+
+    def filters(self):
+        return {"cann_driver_requirement": cann_driver_requirement_filter}

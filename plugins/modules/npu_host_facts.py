@@ -1,0 +1,486 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet maintainers
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see
+# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: npu_host_facts
+short_description: Read what an Ascend host offers to a vllm-ascend container, in one call
+version_added: 0.1.0
+description:
+  - Gathers in one module execution the host facts a readiness check of an Ascend NPU server
+    needs, besides the chips themselves (see M(ascendfleet.llm.npu_info)).
+  - Driver and firmware C(version.info), C(/etc/ascend_install.info), the host's CANN toolkit
+    version (C(<toolkit>/<arch>-linux/ascend_toolkit_install.info), else C(version.cfg)),
+    the C(/dev/davinciN) and control device nodes, any other paths (what the compose service
+    mounts), Docker Engine and Compose v2 versions, the CANN inside a vllm-ascend image that is
+    already on the host, the model cache disk (mount point, free space, writable, completed
+    models) and, optionally, the RoCE link and address of each chip from C(hccn_tool).
+  - Read-only. Every problem it meets (file absent or unreadable, Docker CLI absent, Engine not
+    reachable, image absent) is returned as data, never as a module failure, so that the
+    caller decides the verdict. Only invalid options fail the module.
+author:
+  - ascendfleet maintainers (@ascendfleet)
+attributes:
+  check_mode:
+    support: full
+    description: Runs the same read-only probes in check mode.
+  diff_mode:
+    support: none
+    description: Read-only module, nothing to diff.
+  idempotent:
+    support: full
+    description: Never changes anything on the host.
+options:
+  driver_dir:
+    description: Ascend driver directory; C(version.info) in it is read.
+    type: path
+    default: /usr/local/Ascend/driver
+  firmware_dir:
+    description: Ascend firmware directory; C(version.info) in it is read.
+    type: path
+    default: /usr/local/Ascend/firmware
+  install_info:
+    description: The driver installer's record of user, group and install paths.
+    type: path
+    default: /etc/ascend_install.info
+  toolkit_dirs:
+    description:
+      - Directories where a host CANN toolkit may be installed, tried in order; the first with
+        a version file wins. Each is searched for C(*-linux/ascend_toolkit_install.info), then
+        C(version.cfg).
+      - A host needs no toolkit of its own to run vllm-ascend (CANN lives in the image).
+    type: list
+    elements: path
+    default: [/usr/local/Ascend/ascend-toolkit/latest, /usr/local/Ascend/cann]
+  device_ids:
+    description: N of each C(/dev/davinciN) that must exist (the chips' device ids).
+    type: list
+    elements: int
+    default: []
+  control_devices:
+    description: Names of the control device nodes under C(/dev) every NPU container needs.
+    type: list
+    elements: str
+    default: [davinci_manager, devmm_svm, hisi_hdc]
+  paths:
+    description: Further host paths to report on (for example what the compose service mounts).
+    type: list
+    elements: path
+    default: []
+  docker:
+    description: Whether to query Docker Engine and Compose v2 through the C(docker) CLI.
+    type: bool
+    default: true
+  docker_executable:
+    description: The C(docker) CLI, as a name looked up in E(PATH) or as a path.
+    type: str
+    default: docker
+  image:
+    description:
+      - A vllm-ascend image (C(repository:tag)) whose CANN version to read, when the image is
+        already on the host. The image's toolkit files are printed by a throw-away container
+        (C(docker run --rm --pull never --network none --entrypoint /bin/sh)); the server
+        never starts and nothing is pulled.
+      - Empty to skip.
+    type: str
+    default: ""
+  cache_dir:
+    description: The model cache directory to report on (empty to skip).
+    type: path
+    default: ""
+  models:
+    description:
+      - Models planned on this host; for each, whether C(<cache_dir>/models/<model>/.ascendfleet/complete)
+        records that revision.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      model:
+        description: C(Owner/Name).
+        type: str
+        required: true
+      revision:
+        description: The revision the deployment uses.
+        type: str
+        default: master
+  hccn_device_ids:
+    description: Device ids to query with C(hccn_tool -i N -link -g) and C(-ip -g) (empty to skip).
+    type: list
+    elements: int
+    default: []
+  hccn_tool:
+    description: Path of C(hccn_tool).
+    type: path
+    default: /usr/local/Ascend/driver/tools/hccn_tool
+notes:
+  - Version files are parsed by the same code as M(ascendfleet.llm.npu_info) uses.
+  - The image probe needs C(/bin/sh) and C(cat) in the image, which every vllm-ascend image has.
+seealso:
+  - module: ascendfleet.llm.npu_info
+"""
+
+EXAMPLES = r"""
+# Everything the ascendfleet.llm.npu_verify role checks, in one call
+- name: Read driver, firmware, CANN, devices, Docker and cache disk facts
+  ascendfleet.llm.npu_host_facts:
+    device_ids: "{{ __npu_verify_npu.chips | map(attribute='device_id') | list }}"
+    paths:
+      - /usr/local/dcmi
+      - /usr/local/Ascend/driver/lib64
+    image: quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler
+    cache_dir: /mnt/disk2/modelscope
+    models:
+      - model: Qwen/Qwen3.5-27B
+        revision: master
+  register: __npu_verify_host
+
+# Multi-node groups: the RoCE link and address of each chip as well
+- name: Read the chip network of a multi-node host
+  ascendfleet.llm.npu_host_facts:
+    docker: false
+    hccn_device_ids: [0, 1, 2, 3, 4, 5, 6, 7]
+  register: __npu_verify_host
+"""
+
+RETURN = r"""
+python:
+  description: The Python running the module.
+  returned: always
+  type: dict
+  sample: {"version": "3.11.2", "executable": "/usr/bin/python3"}
+driver:
+  description:
+    - The driver C(version.info). C(version) is C(Version=) (else C(package_version=)).
+    - C(error) says why nothing was read (absent, unreadable, not key=value).
+  returned: always
+  type: dict
+  sample: {"path": "/usr/local/Ascend/driver/version.info", "exists": true, "version": "25.0.rc1.1",
+           "package_version": "25.0.rc1.1", "values": {"Version": "25.0.rc1.1"}, "error": null}
+firmware:
+  description: The firmware C(version.info), same keys as RV(driver).
+  returned: always
+  type: dict
+  sample: {"path": "/usr/local/Ascend/firmware/version.info", "exists": true, "version": "7.7.0.1.231",
+           "package_version": "25.0.rc1.1", "values": {}, "error": null}
+install_info:
+  description: C(/etc/ascend_install.info) as key/value pairs.
+  returned: always
+  type: dict
+  sample: {"path": "/etc/ascend_install.info", "exists": true, "values": {"UserName": "HwHiAiUser"}, "error": null}
+host_cann:
+  description:
+    - The host's CANN toolkit. C(found) false (and C(version) null) when none is installed.
+    - C(source) is the file the version came from.
+  returned: always
+  type: dict
+  sample: {"found": true, "version": "8.3.RC2", "arch": "aarch64",
+           "source": "/usr/local/Ascend/ascend-toolkit/latest/aarch64-linux/ascend_toolkit_install.info", "error": null}
+devices:
+  description:
+    - One entry per C(/dev/davinciN) of O(device_ids) and per O(control_devices), in that order.
+    - C(type) is C(char) for a device node, C(null) when absent.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"name": "davinci0", "path": "/dev/davinci0", "exists": true, "type": "char"}]
+paths:
+  description: One entry per O(paths) with C(exists) and C(type) (C(file), C(directory), C(char), ...).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"path": "/usr/local/dcmi", "exists": true, "type": "directory"}]
+docker:
+  description:
+    - Docker CLI, Engine and Compose v2. C(cli) is the CLI's path, null when absent.
+    - C(reachable) is true when the Engine answered (C(server_version) set); else C(error) holds
+      what the CLI printed.
+    - C(compose_version) is null when C(docker compose version) failed; C(compose_error) says why.
+  returned: when O(docker) is true
+  type: dict
+  sample: {"cli": "/usr/bin/docker", "client_version": "20.10.24+dfsg1", "server_version": "20.10.24+dfsg1",
+           "reachable": true, "error": null, "compose_version": "2.40.3", "compose_error": null}
+image:
+  description:
+    - The vllm-ascend image of O(image). C(present) false when it is not on the host yet.
+    - C(cann_version) is null when the image holds no toolkit version file (C(error) says so).
+  returned: when O(image) is set
+  type: dict
+  sample: {"name": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler", "present": true, "id": "sha256:0a1b",
+           "cann_version": "8.5.0", "source": "/usr/local/Ascend/cann/aarch64-linux/ascend_toolkit_install.info",
+           "error": null}
+cache:
+  description:
+    - The cache directory; when it does not exist yet, C(mount_point), C(free_bytes), C(total_bytes)
+      and C(writable) are those of C(probed_path), its nearest existing ancestor.
+    - C(models) holds, for each O(models) entry, C(model), C(revision), C(marker) and C(complete).
+  returned: when O(cache_dir) is set
+  type: dict
+  sample: {"path": "/mnt/disk2/modelscope", "exists": true, "type": "directory",
+           "probed_path": "/mnt/disk2/modelscope", "mount_point": "/mnt/disk2", "free_bytes": 1099511627776,
+           "total_bytes": 3298534883328, "writable": true,
+           "models": [{"model": "Qwen/Qwen3.5-27B", "revision": "master", "complete": false,
+                       "marker": "/mnt/disk2/modelscope/models/Qwen/Qwen3.5-27B/.ascendfleet/complete"}]}
+hccn:
+  description:
+    - One entry per O(hccn_device_ids) - C(link) (C(UP), C(DOWN)), C(ipaddr), C(netmask), and
+      C(error) with what C(hccn_tool) printed when it failed.
+  returned: when O(hccn_device_ids) is not empty
+  type: list
+  elements: dict
+  sample: [{"device_id": 0, "link": "UP", "ipaddr": "29.1.112.213", "netmask": "255.255.0.0", "error": null}]
+"""
+
+import glob
+import os
+import platform
+import sys
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
+    IMAGE_TOOLKIT_ROOTS,
+    TOOLKIT_GLOBS,
+    HostFactsError,
+    disk_facts,
+    first_lines,
+    image_probe_script,
+    list_devices,
+    model_marker,
+    parse_compose_version,
+    parse_docker_version,
+    parse_hccn_ip,
+    parse_hccn_link,
+    path_facts,
+    split_marked_files,
+    toolkit_version_from_files,
+)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
+    NpuSmiParseError,
+    parse_install_info,
+    parse_version_info,
+)
+
+C_LOCALE = {"LC_ALL": "C", "LANGUAGE": "C", "LANG": "C"}
+
+
+def _read(path):
+    with open(path, "r") as handle:
+        return handle.read()
+
+
+def version_file(path):
+    result = {"path": path, "exists": os.path.exists(path), "version": None,
+              "package_version": None, "values": {}, "error": None}
+    if not result["exists"]:
+        result["error"] = "%s does not exist" % path
+        return result
+    try:
+        parsed = parse_version_info(_read(path), path)
+    except (OSError, UnicodeDecodeError, NpuSmiParseError) as exc:
+        result["error"] = str(exc)
+        return result
+    result.update(version=parsed["version"], package_version=parsed["package_version"],
+                  values=parsed["values"])
+    return result
+
+
+def install_info(path):
+    result = {"path": path, "exists": os.path.exists(path), "values": {}, "error": None}
+    if not result["exists"]:
+        result["error"] = "%s does not exist" % path
+        return result
+    try:
+        result["values"] = parse_install_info(_read(path), path)
+    except (OSError, UnicodeDecodeError, NpuSmiParseError) as exc:
+        result["error"] = str(exc)
+    return result
+
+
+def host_cann(dirs):
+    result = {"found": False, "version": None, "arch": None, "source": None, "error": None}
+    for root in dirs:
+        files = {}
+        for pattern in TOOLKIT_GLOBS:
+            for path in sorted(glob.glob(pattern.format(root=root))):
+                try:
+                    files[path] = _read(path)
+                except (OSError, UnicodeDecodeError) as exc:
+                    result["error"] = "cannot read %s: %s" % (path, exc)
+        if not files:
+            continue
+        try:
+            parsed = toolkit_version_from_files(files)
+        except HostFactsError as exc:
+            result["error"] = str(exc)
+            return result
+        result.update(found=True, version=parsed["version"], arch=parsed["arch"],
+                      source=parsed["source"], error=None)
+        return result
+    return result
+
+
+def docker_facts(module, executable):
+    result = {"cli": None, "client_version": None, "server_version": None, "reachable": False,
+              "error": None, "compose_version": None, "compose_error": None}
+    if os.sep in executable:
+        cli = executable if os.access(executable, os.X_OK) else None
+    else:
+        cli = module.get_bin_path(executable, required=False)
+    if not cli:
+        result["error"] = "the docker CLI (%s) is not installed" % executable
+        result["compose_error"] = result["error"]
+        return result
+    result["cli"] = cli
+    rc, out, err = module.run_command([cli, "version", "--format", "{{json .}}"],
+                                      environ_update=C_LOCALE)
+    try:
+        result.update(parse_docker_version(out))
+    except HostFactsError as exc:
+        result["error"] = "%s (%s)" % (first_lines(err) or "docker version failed", exc)
+    if result["server_version"]:
+        result["reachable"] = True
+    elif not result["error"]:
+        result["error"] = first_lines(err) or "docker version exited %d without an Engine version" % rc
+    rc, out, err = module.run_command([cli, "compose", "version"], environ_update=C_LOCALE)
+    if rc == 0:
+        try:
+            result["compose_version"] = parse_compose_version(out)
+        except HostFactsError as exc:
+            result["compose_error"] = str(exc)
+    else:
+        result["compose_error"] = first_lines(err + "\n" + out) or "docker compose version exited %d" % rc
+    return result
+
+
+def image_facts(module, cli, image):
+    result = {"name": image, "present": False, "id": None, "cann_version": None, "source": None,
+              "error": None}
+    if not cli:
+        result["error"] = "the docker CLI is not installed"
+        return result
+    rc, out, err = module.run_command([cli, "image", "inspect", "--format", "{{.Id}}", image],
+                                      environ_update=C_LOCALE)
+    if rc != 0:
+        result["error"] = first_lines(err) or "docker image inspect exited %d" % rc
+        return result
+    result.update(present=True, id=out.strip() or None)
+    rc, out, err = module.run_command(
+        [cli, "run", "--rm", "--pull", "never", "--network", "none", "--entrypoint", "/bin/sh",
+         image, "-c", image_probe_script()], environ_update=C_LOCALE)
+    if rc != 0:
+        result["error"] = "reading the toolkit files of %s failed (rc %d): %s" % (
+            image, rc, first_lines(err + "\n" + out) or "no output")
+        return result
+    try:
+        parsed = toolkit_version_from_files(split_marked_files(out))
+    except HostFactsError as exc:
+        result["error"] = str(exc)
+        return result
+    if parsed is None:
+        result["error"] = "no CANN toolkit version file in %s (looked for %s)" % (
+            image, ", ".join(g.format(root=r) for r in IMAGE_TOOLKIT_ROOTS for g in TOOLKIT_GLOBS))
+        return result
+    result.update(cann_version=parsed["version"], source=parsed["source"])
+    return result
+
+
+def hccn_facts(module, tool, device_ids):
+    results = []
+    present = os.access(tool, os.X_OK)
+    for device in device_ids:
+        entry = {"device_id": device, "link": None, "ipaddr": None, "netmask": None, "error": None}
+        results.append(entry)
+        if not present:
+            entry["error"] = "%s is not an executable file" % tool
+            continue
+        rc, out, err = module.run_command([tool, "-i", str(device), "-link", "-g"],
+                                          environ_update=C_LOCALE)
+        try:
+            if rc != 0:
+                raise HostFactsError(first_lines(out + "\n" + err) or "exit %d" % rc)
+            entry["link"] = parse_hccn_link(out)
+            rc, out, err = module.run_command([tool, "-i", str(device), "-ip", "-g"],
+                                              environ_update=C_LOCALE)
+            if rc != 0:
+                raise HostFactsError(first_lines(out + "\n" + err) or "exit %d" % rc)
+            entry.update(parse_hccn_ip(out))
+        except HostFactsError as exc:
+            entry["error"] = "hccn_tool -i %d: %s" % (device, exc)
+    return results
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            driver_dir=dict(type="path", default="/usr/local/Ascend/driver"),
+            firmware_dir=dict(type="path", default="/usr/local/Ascend/firmware"),
+            install_info=dict(type="path", default="/etc/ascend_install.info"),
+            toolkit_dirs=dict(type="list", elements="path",
+                              default=["/usr/local/Ascend/ascend-toolkit/latest",
+                                       "/usr/local/Ascend/cann"]),
+            device_ids=dict(type="list", elements="int", default=[]),
+            control_devices=dict(type="list", elements="str",
+                                 default=["davinci_manager", "devmm_svm", "hisi_hdc"]),
+            paths=dict(type="list", elements="path", default=[]),
+            docker=dict(type="bool", default=True),
+            docker_executable=dict(type="str", default="docker"),
+            image=dict(type="str", default=""),
+            cache_dir=dict(type="path", default=""),
+            models=dict(type="list", elements="dict", default=[], options=dict(
+                model=dict(type="str", required=True),
+                revision=dict(type="str", default="master"),
+            )),
+            hccn_device_ids=dict(type="list", elements="int", default=[]),
+            hccn_tool=dict(type="path", default="/usr/local/Ascend/driver/tools/hccn_tool"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    for name in p["control_devices"]:
+        if not name or "/" in name:
+            module.fail_json(msg="control_devices takes names under /dev such as davinci_manager, "
+                                 "not %r" % name)
+    for device in p["device_ids"] + p["hccn_device_ids"]:
+        if device < 0:
+            module.fail_json(msg="device ids are the N of /dev/davinciN (0 or more), not %d" % device)
+    for entry in p["models"]:
+        if entry["model"].count("/") != 1 or entry["model"].startswith("/") or ".." in entry["model"]:
+            module.fail_json(msg="models[].model must be Owner/Name, not %r" % entry["model"])
+    if p["models"] and not p["cache_dir"]:
+        module.fail_json(msg="models needs cache_dir (where the models are kept)")
+
+    result = dict(
+        changed=False,
+        python={"version": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
+                "implementation": platform.python_implementation()},
+        driver=version_file(os.path.join(p["driver_dir"], "version.info")),
+        firmware=version_file(os.path.join(p["firmware_dir"], "version.info")),
+        install_info=install_info(p["install_info"]),
+        host_cann=host_cann(p["toolkit_dirs"]),
+        devices=list_devices(["davinci%d" % d for d in p["device_ids"]] + p["control_devices"]),
+        paths=[path_facts(path) for path in p["paths"]],
+    )
+    cli = None
+    if p["docker"]:
+        result["docker"] = docker_facts(module, p["docker_executable"])
+        cli = result["docker"]["cli"]
+    if p["image"]:
+        result["image"] = image_facts(module, cli, p["image"])
+    if p["cache_dir"]:
+        cache = disk_facts(p["cache_dir"])
+        cache["models"] = [model_marker(p["cache_dir"], m["model"], m["revision"])
+                           for m in p["models"]]
+        result["cache"] = cache
+    if p["hccn_device_ids"]:
+        result["hccn"] = hccn_facts(module, p["hccn_tool"], p["hccn_device_ids"])
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""npu_host_facts end to end with the docker CLI mocked by real captured output."""
+import pathlib
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.ascendfleet.llm.plugins.modules import npu_host_facts
+
+HOST = pathlib.Path(__file__).parents[1] / "module_utils" / "fixtures" / "npu_host"
+NPU = pathlib.Path(__file__).parents[1] / "module_utils" / "fixtures" / "npu_smi"
+
+
+def read(path):
+    return path.read_text(encoding="utf-8")
+
+
+class Exit(Exception):
+    pass
+
+
+def run(monkeypatch, args, commands, cli="/usr/bin/docker"):
+    """Run main() with ``commands`` mapping argv tuples to (rc, out, err); return the result."""
+    calls = []
+
+    def run_command(self, argv, **kwargs):
+        calls.append(tuple(argv))
+        assert kwargs.get("environ_update", {}).get("LC_ALL") == "C"
+        return commands[tuple(argv)]
+
+    def exit_json(self, **kwargs):
+        raise Exit(dict(kwargs, failed=False))
+
+    def fail_json(self, **kwargs):
+        raise Exit(dict(kwargs, failed=True))
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: cli)
+    with patch_module_args(args):
+        with pytest.raises(Exit) as caught:
+            npu_host_facts.main()
+    return caught.value.args[0], calls
+
+
+VERSION = ("/usr/bin/docker", "version", "--format", "{{json .}}")
+COMPOSE = ("/usr/bin/docker", "compose", "version")
+
+
+@pytest.fixture
+def ascend(tmp_path):
+    """Driver, firmware and install info files from the real samples."""
+    (tmp_path / "driver").mkdir()
+    (tmp_path / "firmware").mkdir()
+    (tmp_path / "driver" / "version.info").write_text(read(NPU / "driver-version.info-25.0.rc1.1-910B.txt"))
+    (tmp_path / "firmware" / "version.info").write_text(read(NPU / "firmware-version.info-7.7.0.1.231-910B.txt"))
+    (tmp_path / "install.info").write_text(read(NPU / "etc-ascend_install.info-driver-firmware-full-HwHiAiUser.txt"))
+    toolkit = tmp_path / "toolkit" / "aarch64-linux"
+    toolkit.mkdir(parents=True)
+    (toolkit / "ascend_toolkit_install.info").write_text(
+        read(HOST / "ascend_toolkit_install.info-8.3.RC2-aarch64-vllm-ascend-v0.12.0rc1.txt"))
+    return tmp_path
+
+
+def base_args(root, **extra):
+    args = {"driver_dir": str(root / "driver"), "firmware_dir": str(root / "firmware"),
+            "install_info": str(root / "install.info"), "toolkit_dirs": [str(root / "none"), str(root / "toolkit")],
+            "device_ids": [0], "control_devices": ["null"]}
+    args.update(extra)
+    return args
+
+
+def test_healthy_host(monkeypatch, ascend):
+    result, calls = run(monkeypatch, base_args(ascend, cache_dir=str(ascend / "cache"),
+                                               models=[{"model": "Qwen/Qwen3.5-27B"}]), {
+        VERSION: (0, read(HOST / "docker-version-json-20.10.24-debian-bookworm.txt"), ""),
+        COMPOSE: (0, read(HOST / "docker-compose-version-v2.40.3.txt"), ""),
+    })
+    assert result["failed"] is False and result["changed"] is False
+    assert result["driver"]["version"] == "25.0.rc1.1"
+    assert result["firmware"]["version"] == "7.7.0.1.231"
+    assert result["install_info"]["values"]["UserName"] == "HwHiAiUser"
+    assert result["host_cann"] == {"found": True, "version": "8.3.RC2", "arch": "aarch64", "error": None,
+                                   "source": str(ascend / "toolkit" / "aarch64-linux" / "ascend_toolkit_install.info")}
+    assert [(d["path"], d["exists"]) for d in result["devices"]] == [("/dev/davinci0", False), ("/dev/null", True)]
+    assert result["docker"]["reachable"] is True
+    assert (result["docker"]["server_version"], result["docker"]["compose_version"]) == ("20.10.24+dfsg1", "2.40.3")
+    assert result["cache"]["exists"] is False and result["cache"]["probed_path"] == str(ascend)
+    assert result["cache"]["models"][0]["complete"] is False
+    assert calls == [VERSION, COMPOSE]
+    assert "image" not in result and "hccn" not in result
+
+
+def test_engine_down_and_no_compose_are_findings_not_failures(monkeypatch, ascend):
+    result, dummy = run(monkeypatch, base_args(ascend), {
+        VERSION: (1, read(HOST / "docker-version-json-20.10.24-engine-unreachable.txt"),
+                  read(HOST / "docker-version-json-20.10.24-engine-unreachable.stderr.txt")),
+        COMPOSE: (1, read(HOST / "docker-compose-version-plugin-missing.stdout.txt"),
+                  read(HOST / "docker-compose-version-plugin-missing.stderr.txt")),
+    })
+    assert result["failed"] is False
+    assert result["docker"]["reachable"] is False
+    assert result["docker"]["error"] == "Cannot connect to the Docker daemon at unix:///run/nonexistent.sock. Is the docker daemon running?"
+    assert result["docker"]["compose_version"] is None
+    assert result["docker"]["compose_error"] == "docker: 'compose' is not a docker command. / See 'docker --help'"
+
+
+def test_no_docker_cli(monkeypatch, ascend):
+    result, calls = run(monkeypatch, base_args(ascend, image="quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"), {}, cli=None)
+    assert result["failed"] is False and calls == []
+    assert result["docker"]["cli"] is None
+    assert result["docker"]["error"] == "the docker CLI (docker) is not installed"
+    assert result["image"]["present"] is False
+
+
+def test_image_not_on_host(monkeypatch, ascend):
+    image = "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"
+    inspect = ("/usr/bin/docker", "image", "inspect", "--format", "{{.Id}}", image)
+    result, calls = run(monkeypatch, base_args(ascend, image=image), {
+        VERSION: (0, read(HOST / "docker-version-json-20.10.24-debian-bookworm.txt"), ""),
+        COMPOSE: (0, read(HOST / "docker-compose-version-v2.40.3.txt"), ""),
+        inspect: (1, "", "Error: No such image: %s\n" % image),
+    })
+    assert result["image"] == {"name": image, "present": False, "id": None, "cann_version": None, "source": None,
+                               "error": "Error: No such image: %s" % image}
+    assert calls[-1] == inspect  # nothing is run from an absent image, nothing is pulled
+
+
+def test_image_cann_is_read_without_starting_the_server(monkeypatch, ascend):
+    image = "quay.io/ascend/vllm-ascend:v0.12.0rc1"
+    inspect = ("/usr/bin/docker", "image", "inspect", "--format", "{{.Id}}", image)
+    path = "/usr/local/Ascend/ascend-toolkit/latest/aarch64-linux/ascend_toolkit_install.info"
+    probe_out = "==> ascendfleet-file: %s\n%s\n" % (
+        path, read(HOST / "ascend_toolkit_install.info-8.3.RC2-aarch64-vllm-ascend-v0.12.0rc1.txt"))
+    commands = {
+        VERSION: (0, read(HOST / "docker-version-json-20.10.24-debian-bookworm.txt"), ""),
+        COMPOSE: (0, read(HOST / "docker-compose-version-v2.40.3.txt"), ""),
+        inspect: (0, "sha256:abc\n", ""),
+    }
+
+    def probe_key():
+        from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import image_probe_script
+        return ("/usr/bin/docker", "run", "--rm", "--pull", "never", "--network", "none", "--entrypoint", "/bin/sh",
+                image, "-c", image_probe_script())
+
+    commands[probe_key()] = (0, probe_out, "")
+    result, dummy = run(monkeypatch, base_args(ascend, image=image), commands)
+    assert result["image"] == {"name": image, "present": True, "id": "sha256:abc", "cann_version": "8.3.RC2",
+                               "source": path, "error": None}
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"control_devices": ["/dev/davinci_manager"]}, "control_devices takes names under /dev"),
+    ({"device_ids": [-1]}, "device ids are the N of /dev/davinciN"),
+    ({"models": [{"model": "Qwen3"}], "cache_dir": "/tmp"}, "models[].model must be Owner/Name, not 'Qwen3'"),
+    ({"models": [{"model": "Qwen/Qwen3"}]}, "models needs cache_dir"),
+])
+def test_bad_options(monkeypatch, ascend, args, message):
+    result, dummy = run(monkeypatch, base_args(ascend, docker=False, **args), {})
+    assert result["failed"] is True
+    assert message in result["msg"]
+
+
+def test_missing_files_are_reported(monkeypatch, tmp_path):
+    result, dummy = run(monkeypatch, base_args(tmp_path, docker=False, hccn_device_ids=[0],
+                                               hccn_tool=str(tmp_path / "hccn_tool")), {})
+    assert result["driver"]["error"] == "%s does not exist" % (tmp_path / "driver" / "version.info")
+    assert result["install_info"]["error"] == "%s does not exist" % (tmp_path / "install.info")
+    assert result["host_cann"]["found"] is False
+    assert result["hccn"] == [{"device_id": 0, "link": None, "ipaddr": None, "netmask": None,
+                               "error": "%s is not an executable file" % (tmp_path / "hccn_tool")}]
+    assert "docker" not in result
+
+
+def test_hccn_per_chip(monkeypatch, tmp_path):
+    tool = tmp_path / "hccn_tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    t = str(tool)
+    result, calls = run(monkeypatch, base_args(tmp_path, docker=False, hccn_device_ids=[0, 3, 4], hccn_tool=t), {
+        (t, "-i", "0", "-link", "-g"): (0, read(HOST / "hccn_tool-link-g-up-doc.txt"), ""),
+        (t, "-i", "0", "-ip", "-g"): (0, read(HOST / "hccn_tool-910A-ip-g.txt"), ""),
+        (t, "-i", "3", "-link", "-g"): (0, read(HOST / "hccn_tool-link-g-down-gpustack-test.txt"), ""),
+        (t, "-i", "3", "-ip", "-g"): (0, read(HOST / "hccn_tool-910B1-ip-g.txt"), ""),
+        (t, "-i", "4", "-link", "-g"): (1, "dcmi module initialize failed. ret is -8005\n", ""),
+    })
+    assert result["hccn"] == [
+        {"device_id": 0, "link": "UP", "ipaddr": "192.161.200.10", "netmask": "255.255.255.0", "error": None},
+        {"device_id": 3, "link": "DOWN", "ipaddr": "29.1.112.213", "netmask": "255.255.0.0", "error": None},
+        {"device_id": 4, "link": None, "ipaddr": None, "netmask": None,
+         "error": "hccn_tool -i 4: dcmi module initialize failed. ret is -8005"},
+    ]
