@@ -31,16 +31,19 @@ docker: venv ## Docker Engine + Compose v2 (installs and starts them if missing)
 sim-images: venv docker ## build (or reuse, cached by input hash) the simulated fleet's images
 	tests/sim/build-images.sh
 
-lint: venv ## yamllint, ansible-lint (production profile), changelog lint
+lint: venv ## yamllint, ansible-lint (production profile), changelog lint, generated docs, EE definition
 	yamllint --strict .
 	ansible-lint --offline
 	antsibull-changelog lint
 	$(BIN)/python scripts/check-argument-specs.py
+	$(BIN)/python scripts/gen-role-docs.py --check
+	scripts/check-ee.sh "$(VENV)"
 
 sanity: venv ## ansible-test sanity on a copy under .build/ansible_collections/ascendfleet/llm
 	scripts/sanity.sh
 
-unit: venv ## pytest unit tests
+unit: venv ## pytest unit tests (installs Chromium for the status page browser test)
+	scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest
 
 build-check: venv ## ansible-galaxy collection build + install round-trip

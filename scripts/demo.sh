@@ -19,4 +19,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 tests/sim/fleet.sh up
 ansible-playbook playbooks/deploy-qwen.yml -i inventories/sim/hosts.yml "$@"
+# The fleet at a glance (read-only): a table here, reports/status.html for the browser.
+ansible-playbook playbooks/status.yml -i inventories/sim/hosts.yml
 tests/sim/fleet.sh endpoints
+echo "demo: status page $top/reports/status.html (re-run: ansible-playbook playbooks/status.yml -i inventories/sim/hosts.yml)"

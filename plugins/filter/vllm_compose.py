@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendfleet.llm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Filter resolving and validating a host's vLLM deployments (role vllm_compose).
+
+Documentation: vllm_compose_plan.yml beside this file.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import (
+    DeployError,
+    hbm_per_card,
+    plan,
+)
+
+
+def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=None, chips=None, models=None,
+                      defaults=None, image=None):
+    """Resolved deployments (command, environment, image, card count) plus errors and warnings."""
+    try:
+        healthy = None if healthy_device_ids is None else [int(d) for d in healthy_device_ids]
+        return plan(
+            list(deployments) if isinstance(deployments, (list, tuple)) else deployments,
+            host=str(host),
+            family=family or None,
+            healthy_device_ids=healthy,
+            hbm_per_card_mb=hbm_per_card(chips, healthy),
+            models=dict(models or {}),
+            defaults=dict(defaults or {}),
+            image=dict(image or {}),
+        )
+    except (DeployError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError("vllm_compose_plan: %s" % exc)
+
+
+class FilterModule(object):
+    """vLLM deployment filters."""
+
+    def filters(self):
+        return {"vllm_compose_plan": vllm_compose_plan}

@@ -1,0 +1,437 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet maintainers
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Fleet status: judge what each host runs against what it should run, and render it.
+
+PRIVATE to this collection; may change without notice.
+
+Pure data in, data or text out (used by the ``fleet_status*`` filters on the control node,
+and by the tests). Standard library only.
+
+:func:`evaluate` takes one record per host::
+
+    {"host": "sim-910b2-seed",
+     "observed": {...},            # the result of ascendfleet.llm.vllm_status (or its failure)
+     "plan": {...},                # vllm_compose_plan of the host's deployments (desired state)
+     "error": None}                # optional: why the host could not be read
+
+or the same as a ``[host, observed, plan]`` sequence. A host whose ``observed`` is not a
+vllm_status result (unreachable, module failed) is ``failed`` with the failure message.
+
+and returns the fleet: hosts with a verdict ``ok`` / ``attention`` / ``failed``, the reasons
+behind it, the chips and every deployment with running vs desired. :func:`render_text`,
+:func:`render_markdown` and :func:`render_html` turn that into a terminal table, Markdown,
+and a self-contained HTML page (inline CSS, no scripts, no external assets).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+OK = "ok"
+ATTENTION = "attention"
+FAILED = "failed"
+_RANK = {OK: 0, ATTENTION: 1, FAILED: 2}
+KV_WARN_PCT = 95.0
+
+
+def _worst(*verdicts):
+    # type: (str) -> str
+    return max(verdicts, key=lambda v: _RANK[v]) if verdicts else OK
+
+
+def _duration(seconds):
+    # type: (Optional[int]) -> str
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    if days:
+        return "%dd %dh" % (days, hours)
+    if hours:
+        return "%dh %dm" % (hours, minutes)
+    return "%dm %ds" % (minutes, seconds % 60)
+
+
+def _num(value, fmt="%g"):
+    # type: (Any, str) -> str
+    return "-" if value is None else fmt % value
+
+
+def _deployment(desired, observed, host):
+    # type: (Optional[Mapping[str, Any]], Optional[Mapping[str, Any]], str) -> Dict[str, Any]
+    """One deployment's row: desired (from the plan) against observed (from vllm_status)."""
+    obs = observed or {}
+    name = (desired or obs).get("name")
+    containers = obs.get("containers") or []
+    main = containers[0] if containers else {}
+    probe = obs.get("probe") or {}
+    metrics = probe.get("metrics") or {}
+    last_good = obs.get("last_good") or {}
+    cache = obs.get("cache") or {}
+    reasons = []  # type: List[str]
+    verdict = OK
+    running_image = main.get("image")
+    desired_image = (desired or {}).get("image")
+    served = (desired or {}).get("served_model_name") or main.get("served_model_name")
+    models = probe.get("models")
+    if desired is None:
+        verdict = ATTENTION
+        reasons.append("runs but is not a present deployment in vllm_compose_deployments "
+                       "(remove it with state: absent and playbooks/undeploy.yml, or add it)")
+    if desired is not None and not containers:
+        verdict = FAILED
+        reasons.append("not running: no container of compose project %s (run playbooks/deploy-qwen.yml)" % name)
+    elif containers:
+        if main.get("state") != "running":
+            verdict = FAILED
+            reasons.append("container %s is %s (exit code %s%s, %d restarts); read `docker compose -p %s logs`"
+                           % (main.get("name"), main.get("state"), main.get("exit_code"),
+                              ", OOM-killed" if main.get("oom_killed") else "", main.get("restarts") or 0, name))
+        elif probe.get("health_status") != 200:
+            verdict = FAILED
+            reasons.append("/health on port %s: %s" % (probe.get("port"), probe.get("health_error") or probe.get("health_status")))
+        elif models is not None and served and served not in models:
+            verdict = FAILED
+            reasons.append("/v1/models lists %s, not %s" % (", ".join(models) or "nothing", served))
+        elif probe.get("models_error"):
+            verdict = _worst(verdict, ATTENTION)
+            reasons.append("/v1/models: %s" % probe["models_error"])
+    if desired is not None and running_image and desired_image and running_image != desired_image:
+        verdict = _worst(verdict, ATTENTION)
+        if last_good.get("image") == running_image:
+            reasons.append("runs %s (its last-known-good), desired %s: a rollout is pending or was rolled back "
+                           "(see reports/vllm_compose.md; roll out with playbooks/deploy-qwen.yml)"
+                           % (running_image, desired_image))
+        else:
+            reasons.append("runs %s, desired %s (roll out with playbooks/deploy-qwen.yml)" % (running_image, desired_image))
+    if desired is not None and not cache.get("prefetched", False):
+        verdict = _worst(verdict, ATTENTION)
+        reasons.append("model cache: %s (run playbooks/prefetch.yml)" % (cache.get("reason") or "not prefetched"))
+    if desired is not None and containers and not last_good.get("exists"):
+        verdict = _worst(verdict, ATTENTION)
+        reasons.append("no last-known-good compose file: an automatic rollback has nothing to return to")
+    kv = metrics.get("kv_cache_usage_pct")
+    if kv is not None and kv >= KV_WARN_PCT:
+        verdict = _worst(verdict, ATTENTION)
+        reasons.append("KV cache %.0f%% full (requests will queue; add cards or replicas)" % kv)
+    return {
+        "host": host,
+        "name": name,
+        "model": (desired or {}).get("model") or (main.get("model") or "").split("@")[0] or None,
+        "revision": (desired or {}).get("revision"),
+        "verdict": verdict,
+        "reasons": reasons,
+        "state": main.get("state") or "absent",
+        "image_running": running_image,
+        "image_desired": desired_image,
+        "image_current": bool(running_image and desired_image and running_image == desired_image),
+        "last_good_image": last_good.get("image"),
+        "previous_image": (obs.get("previous") or {}).get("image"),
+        "cards": obs.get("cards") or [],
+        "port": probe.get("port") or (desired or {}).get("port"),
+        "health": probe.get("health_status"),
+        "models": models,
+        "served_model_name": served,
+        "cache": "prefetched" if cache.get("prefetched") else (cache.get("reason") or "-"),
+        "uptime_seconds": main.get("uptime_seconds"),
+        "restarts": main.get("restarts"),
+        "requests_running": metrics.get("requests_running"),
+        "requests_waiting": metrics.get("requests_waiting"),
+        "kv_cache_usage_pct": kv,
+    }
+
+
+def evaluate(records, generated_at=""):
+    # type: (Sequence[Mapping[str, Any]], str) -> Dict[str, Any]
+    """The fleet status (see the module docstring) from one record per host."""
+    hosts = []
+    for record in records:
+        if isinstance(record, (list, tuple)):
+            record = dict(zip(("host", "observed", "plan"), record))
+        name = record.get("host")
+        observed = record.get("observed") or {}
+        plan = record.get("plan") or {}
+        error = record.get("error")
+        if not error and "chips" not in observed:
+            # A failed or unreachable host leaves the module's failure message (or nothing).
+            error = observed.get("msg") or "no status gathered: host unreachable, or the status tasks failed earlier"
+        if error:
+            hosts.append({"host": name, "verdict": FAILED, "reasons": [str(error)],
+                          "family": None, "uptime_seconds": None, "chips": [], "chip_counts": {},
+                          "deployments": [], "problems": []})
+            continue
+        reasons = []  # type: List[str]
+        verdict = OK
+        for problem in observed.get("problems") or []:
+            verdict = _worst(verdict, ATTENTION)
+            reasons.append(problem)
+        chips = observed.get("chips") or []
+        counts = {}  # type: Dict[str, int]
+        for chip in chips:
+            counts[chip["state"]] = counts.get(chip["state"], 0) + 1
+        if counts.get("unhealthy"):
+            verdict = _worst(verdict, ATTENTION)
+            reasons.append("unhealthy chip(s): %s" % ", ".join(
+                "davinci%s (%s)" % (c["device_id"], c["health"]) for c in chips if c["state"] == "unhealthy"))
+        for error in plan.get("errors") or []:
+            verdict = _worst(verdict, ATTENTION)
+            reasons.append("desired state invalid: %s" % error)
+        observed_deps = dict((d["name"], d) for d in observed.get("deployments") or [])
+        desired_deps = plan.get("deployments") or []
+        absent = set(d.get("name") for d in plan.get("absent") or [])
+        rows = []
+        for desired in desired_deps:
+            rows.append(_deployment(desired, observed_deps.get(desired["name"]), name))
+        known = set(d["name"] for d in desired_deps)
+        for dep_name in sorted(observed_deps):
+            if dep_name in known:
+                continue
+            obs = observed_deps[dep_name]
+            if not obs.get("containers"):
+                continue
+            row = _deployment(None, obs, name)
+            if dep_name in absent:
+                row["reasons"] = ["has state: absent but still runs (run playbooks/undeploy.yml)"]
+            rows.append(row)
+        for row in rows:
+            verdict = _worst(verdict, row["verdict"])
+        hosts.append({
+            "host": name,
+            "verdict": verdict,
+            "reasons": reasons,
+            "family": observed.get("family"),
+            "chip_name": observed.get("chip_name"),
+            "uptime_seconds": observed.get("uptime_seconds"),
+            "chips": chips,
+            "chip_counts": counts,
+            "deployments": rows,
+        })
+    summary = {OK: 0, ATTENTION: 0, FAILED: 0}
+    for host in hosts:
+        summary[host["verdict"]] += 1
+    return {"generated_at": generated_at, "summary": summary, "hosts": hosts}
+
+
+def _chip_summary(host):
+    # type: (Mapping[str, Any]) -> str
+    counts = host.get("chip_counts") or {}
+    if not host.get("chips"):
+        return "-"
+    parts = ["%d busy" % counts.get("busy", 0), "%d idle" % counts.get("idle", 0)]
+    if counts.get("used"):
+        parts.append("%d used" % counts["used"])
+    if counts.get("unhealthy"):
+        parts.append("%d UNHEALTHY" % counts["unhealthy"])
+    return ", ".join(parts)
+
+
+def _rows(fleet):
+    # type: (Mapping[str, Any]) -> List[List[str]]
+    """Flat table rows: one per deployment, a host without deployments gets one row."""
+    out = []
+    for host in fleet["hosts"]:
+        deps = host.get("deployments") or []
+        notes = list(host.get("reasons") or [])
+        if not deps:
+            out.append([host["host"], host["verdict"].upper(), "-", "-", "-", "-", _chip_summary(host), "-", "-",
+                        "; ".join(notes) or "no deployments"])
+            continue
+        for dep in deps:
+            image = dep.get("image_running") or "-"
+            if dep.get("image_desired") and not dep.get("image_current"):
+                desired = dep["image_desired"]
+                repo = image.split("@", 1)[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else None
+                if repo and desired.startswith(repo + ":"):
+                    desired = desired[len(repo):]   # same repository: only the new tag, ":v0.18.0rc1-openeuler"
+                image = "%s -> %s" % (image, desired)
+            health = "-" if dep.get("health") is None else str(dep["health"])
+            out.append([
+                host["host"], dep["verdict"].upper() if dep["verdict"] != OK else host["verdict"].upper(),
+                dep["name"] or "-", image, health,
+                ",".join(str(c) for c in dep.get("cards") or []) or "-",
+                _chip_summary(host),
+                "%s/%s" % (_num(dep.get("requests_running")), _num(dep.get("requests_waiting"))),
+                _num(dep.get("kv_cache_usage_pct"), "%.0f%%"),
+                "; ".join(notes + dep.get("reasons", [])) or "-",
+            ])
+    return out
+
+
+HEADERS = ["HOST", "STATUS", "DEPLOYMENT", "IMAGE (running -> desired)", "HEALTH", "CARDS", "CHIPS",
+           "REQ run/wait", "KV", "NOTES"]
+
+
+def render_text(fleet):
+    # type: (Mapping[str, Any]) -> List[str]
+    """A fixed-width table (one line per element), for the play output."""
+    rows = _rows(fleet)
+    widths = [len(h) for h in HEADERS]
+    for row in rows:
+        for index, cell in enumerate(row[:-1]):
+            widths[index] = max(widths[index], len(cell))
+    lines = []
+    for row in [HEADERS] + rows:
+        lines.append("  ".join(cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)).rstrip())
+    s = fleet["summary"]
+    lines.append("%d host(s): %d ok, %d need attention, %d failed" % (len(fleet["hosts"]), s[OK], s[ATTENTION], s[FAILED]))
+    return lines
+
+
+def _md(text):
+    # type: (Any) -> str
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(fleet):
+    # type: (Mapping[str, Any]) -> str
+    s = fleet["summary"]
+    lines = ["# Fleet status", ""]
+    if fleet.get("generated_at"):
+        lines += ["Generated %s." % fleet["generated_at"], ""]
+    lines += ["%d host(s): **%d ok**, **%d need attention**, **%d failed**." % (len(fleet["hosts"]), s[OK], s[ATTENTION], s[FAILED]), ""]
+    lines.append("| " + " | ".join(HEADERS) + " |")
+    lines.append("|" + "---|" * len(HEADERS))
+    for row in _rows(fleet):
+        lines.append("| " + " | ".join(_md(c) for c in row) + " |")
+    lines.append("")
+    for host in fleet["hosts"]:
+        lines.append("## %s: %s" % (host["host"], host["verdict"]))
+        lines.append("")
+        chip = " (%s)" % host["chip_name"] if host.get("chip_name") else ""
+        lines.append("- NPU family: %s%s; host up %s" % (host.get("family") or "-", chip, _duration(host.get("uptime_seconds"))))
+        for reason in host.get("reasons") or []:
+            lines.append("- %s" % _md(reason))
+        if host.get("chips"):
+            lines.append("- chips: " + ", ".join(
+                "davinci%s %s%s" % (c["device_id"], c["state"], " (%s)" % c["holder"] if c.get("holder") else "")
+                for c in host["chips"]))
+        for dep in host.get("deployments") or []:
+            lines.append("- deployment **%s** (%s): %s; image %s (desired %s, last-known-good %s, previous %s); port %s, "
+                         "/health %s, models %s; cache %s; up %s, %s restarts" % (
+                             dep["name"], dep.get("model") or "-", dep["verdict"], dep.get("image_running") or "-",
+                             dep.get("image_desired") or "-", dep.get("last_good_image") or "-",
+                             dep.get("previous_image") or "-", dep.get("port") or "-",
+                             _num(dep.get("health"), "%s"), ", ".join(dep.get("models") or []) or "-",
+                             _md(dep.get("cache")), _duration(dep.get("uptime_seconds")), _num(dep.get("restarts"), "%s")))
+        lines.append("")
+    return "\n".join(lines)
+
+
+_CSS = """
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:24px;color:#1f2328;background:#f6f8fa}
+h1{font-size:22px;margin:0 0 4px}
+.meta{color:#57606a;margin-bottom:16px}
+.cards{display:flex;gap:12px;margin-bottom:18px}
+.count{padding:10px 16px;border-radius:8px;background:#fff;border:1px solid #d0d7de;min-width:110px}
+.count b{display:block;font-size:24px}
+.count.failed b{color:#cf222e}.count.attention b{color:#9a6700}.count.ok b{color:#1a7f37}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #d0d7de}
+th,td{padding:6px 8px;border-bottom:1px solid #d8dee4;text-align:left;vertical-align:top}
+th{background:#eaeef2;font-weight:600;white-space:nowrap}
+tr.host-failed td{background:#ffebe9}
+tr.host-attention td{background:#fff8c5}
+tr.host-failed td.host{border-left:6px solid #cf222e}
+tr.host-attention td.host{border-left:6px solid #d4a72c}
+tr.host-ok td.host{border-left:6px solid #2da44e}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:700;font-size:12px;color:#fff}
+.badge.failed{background:#cf222e}.badge.attention{background:#9a6700}.badge.ok{background:#1a7f37}
+td.host{white-space:nowrap}
+.chips{min-width:150px;max-width:170px}
+.want{color:#9a6700;font-weight:600}
+.chip{display:inline-block;width:14px;height:14px;margin:0 2px 2px 0;border-radius:3px;border:1px solid #8c959f}
+.chip.held{border:2px solid #0550ae}
+.chip.busy{background:#0969da}.chip.idle{background:#fff}.chip.used{background:#afb8c1}.chip.unhealthy{background:#cf222e}
+.reasons{margin:0;padding-left:16px;color:#4d2d00}
+tr.host-failed .reasons{color:#82071e}
+code{font:12px ui-monospace,"DejaVu Sans Mono",monospace}
+.legend{margin-top:10px;color:#57606a;font-size:12px}
+"""
+
+
+def _ref(ref):
+    # type: (Optional[str]) -> str
+    """An image reference as its tag, the full reference on hover."""
+    if not ref:
+        return "-"
+    name = ref.split("@", 1)[0]
+    tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else name
+    return '<code title="%s">%s</code>' % (html.escape(ref), html.escape(tag))
+
+
+def render_html(fleet, title="ascendfleet.llm fleet status"):
+    # type: (Mapping[str, Any], str) -> str
+    """A self-contained page: counts, then one row per host and deployment, worst first."""
+    esc = html.escape
+    s = fleet["summary"]
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           "<title>%s</title><style>%s</style></head><body>" % (esc(title), _CSS),
+           "<h1>%s</h1>" % esc(title)]
+    if fleet.get("generated_at"):
+        out.append('<div class="meta">Generated %s by playbooks/status.yml (read-only).</div>' % esc(fleet["generated_at"]))
+    out.append('<div class="cards" id="summary">')
+    for key, label in ((FAILED, "failed"), (ATTENTION, "need attention"), (OK, "ok")):
+        out.append('<div class="count %s" data-verdict="%s"><b>%d</b>%s</div>' % (key, key, s[key], label))
+    out.append("</div>")
+    out.append('<table id="fleet"><thead><tr><th>Host</th><th>Status</th><th>Chips</th><th>Deployment</th>'
+               "<th>Image running / desired</th><th>Endpoint</th><th>Load</th><th>Cache</th><th>Up</th>"
+               "<th>What needs doing</th></tr></thead><tbody>")
+    order = sorted(fleet["hosts"], key=lambda h: (-_RANK[h["verdict"]], h["host"]))
+    for host in order:
+        deps = host.get("deployments") or [None]
+        chips = "".join('<span class="chip %s%s" title="davinci%s: %s%s"></span>' % (
+            esc(c["state"]), " held" if c.get("holder") else "", c["device_id"], esc(c["state"]),
+            esc(", held by " + c["holder"]) if c.get("holder") else "")
+            for c in host.get("chips") or [])
+        for index, dep in enumerate(deps):
+            cells = []
+            if index == 0:
+                span = ' rowspan="%d"' % len(deps) if len(deps) > 1 else ""
+                cells.append('<td class="host"%s><b>%s</b><br><small>%s%s</small></td>' % (
+                    span, esc(host["host"]), esc(host.get("family") or "?"),
+                    esc(" · up " + _duration(host["uptime_seconds"])) if host.get("uptime_seconds") is not None else ""))
+                cells.append('<td class="verdict"%s><span class="badge %s">%s</span></td>' % (
+                    span, host["verdict"], esc(host["verdict"].upper())))
+                cells.append('<td class="chips"%s>%s<br><small>%s</small></td>' % (span, chips, esc(_chip_summary(host))))
+            if dep is None:
+                cells.append('<td colspan="6">-</td>')
+                notes = host.get("reasons") or ["no deployments"]
+            else:
+                image = _ref(dep.get("image_running"))
+                if dep.get("image_desired") and not dep.get("image_current"):
+                    image += "<br><small class=\"want\">desired %s</small>" % _ref(dep["image_desired"])
+                if dep.get("last_good_image"):
+                    image += "<br><small>last-good %s</small>" % _ref(dep["last_good_image"])
+                if dep.get("previous_image") and dep["previous_image"] != dep.get("last_good_image"):
+                    image += "<br><small>previous %s</small>" % _ref(dep["previous_image"])
+                endpoint = ":%s /health %s" % (dep.get("port") or "-", "-" if dep.get("health") is None else dep["health"])
+                if dep.get("models"):
+                    endpoint += "<br><small>models: %s</small>" % esc(", ".join(dep["models"]))
+                load = "%s running, %s waiting<br><small>KV %s</small>" % (
+                    _num(dep.get("requests_running")), _num(dep.get("requests_waiting")),
+                    _num(dep.get("kv_cache_usage_pct"), "%.0f%%"))
+                cells.append('<td><b>%s</b><br><small>%s · cards %s</small></td>' % (
+                    esc(dep["name"] or "-"), esc(dep.get("model") or "-"),
+                    esc(",".join(str(c) for c in dep.get("cards") or []) or "-")))
+                cells.append("<td>%s</td>" % image)
+                cells.append("<td>%s</td>" % endpoint)
+                cells.append("<td>%s</td>" % load)
+                cells.append("<td>%s</td>" % esc(dep.get("cache") or "-"))
+                cells.append("<td>%s</td>" % esc(_duration(dep.get("uptime_seconds"))))
+                notes = (host.get("reasons") or []) if index == 0 else []
+                notes = notes + dep.get("reasons", [])
+            cells.append("<td>%s</td>" % (('<ul class="reasons">%s</ul>' % "".join("<li>%s</li>" % esc(n) for n in notes))
+                                          if notes else "-"))
+            out.append('<tr class="host-%s" data-host="%s" data-verdict="%s">%s</tr>' % (
+                host["verdict"], esc(host["host"]), host["verdict"], "".join(cells)))
+    out.append("</tbody></table>")
+    out.append('<div class="legend">Chips: <span class="chip busy"></span>busy <span class="chip idle"></span>idle '
+               '<span class="chip used"></span>memory used, no process <span class="chip unhealthy"></span>unhealthy, '
+               '<span class="chip idle held"></span>thick border: held by a deployment (npu_assign ledger). '
+               "Hosts are sorted worst first.</div>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,565 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendfleet.llm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""vLLM-Ascend deployments under Docker Compose: presets, merging, validation, rendering data.
+
+PRIVATE to this collection; may change without notice. Standard library only (runs on the
+controller in filters and on hosts in modules, Python >= 3.8).
+
+A deployment is a dict from the inventory list ``vllm_compose_deployments``. ``plan()`` resolves
+every deployment of one host (built-in base < preset < role-wide defaults < deployment), checks
+it against what the host has (chip family, healthy cards, HBM, prefetched models) and returns
+the resolved deployments with their vllm command line, environment and image, plus every error
+and warning as a message naming the host, the deployment, the variable and the fix.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+# The seed procedure's flags for Qwen3.5-27B on 910B (shared/seed/README.md), and a text model.
+PRESETS = {
+    "qwen3.5-27b": {
+        "tensor_parallel_size": 2,
+        "max_model_len": 133000,
+        "max_num_batched_tokens": 8096,
+        "gpu_memory_utilization": 0.95,
+        "reasoning_parser": "qwen3",
+        "tool_call_parser": "qwen3_coder",
+        "enable_auto_tool_choice": True,
+        "async_scheduling": True,
+        "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},
+        "trust_remote_code": True,
+    },
+    # Qwen3-8B: text only, 40960 positions; hermes is vLLM's tool parser for Qwen3 (non-coder).
+    "qwen3-8b": {
+        "tensor_parallel_size": 1,
+        "max_model_len": 32768,
+        "gpu_memory_utilization": 0.90,
+        "reasoning_parser": "qwen3",
+        "tool_call_parser": "hermes",
+        "enable_auto_tool_choice": True,
+        "trust_remote_code": True,
+    },
+}
+
+# What a deployment is when neither preset, role defaults nor the deployment say otherwise.
+BASE = {
+    "revision": "master",
+    "state": "present",
+    "port": 8000,
+    "tensor_parallel_size": 1,
+    "data_parallel_size": 1,
+    "max_model_len": None,
+    "max_num_batched_tokens": None,
+    "gpu_memory_utilization": 0.90,
+    "reasoning_parser": None,
+    "tool_call_parser": None,
+    "enable_auto_tool_choice": False,
+    "async_scheduling": False,
+    "trust_remote_code": False,
+    "compilation_config": None,
+    "served_model_name": None,
+    "extra_args": [],
+    "extra_env": {},
+    "devices": None,
+    "vision": None,
+    "image": None,
+    "image_version": None,
+}
+
+KNOWN_KEYS = frozenset(BASE) | frozenset(("name", "model", "preset"))
+
+# The seed's environment (shared/seed/README.md, "Compose service").
+SEED_ENV = (
+    ("VLLM_USE_MODELSCOPE", "true"),
+    ("PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"),
+    ("HCCL_BUFFSIZE", "512"),
+    ("OMP_PROC_BIND", "false"),
+    ("OMP_NUM_THREADS", "1"),
+    ("TASK_QUEUE_ENABLE", "1"),
+)
+FLASHCOMM1 = "VLLM_ASCEND_ENABLE_FLASHCOMM1"
+
+# Image tag variant per chip family (vllm-ascend's naming: vX, vX-a3, vX-310p, each +-openeuler).
+FAMILY_VARIANT = {"910B": "", "A3": "-a3", "310P": "-310p"}
+
+# Models whose kernels fail under an 8-way tensor split on 910B with
+# "aclnnCausalConv1d failed ... blockDim is invalid" (the seed operator's report for Qwen3.5-27B):
+# the gated-DeltaNet linear-attention models (Qwen3.5, Qwen3-Next) run a causal conv1d whose
+# block dimension is derived from the per-rank head count.
+CAUSAL_CONV1D_MODELS = (re.compile(r"qwen3\.5", re.IGNORECASE), re.compile(r"qwen3-next", re.IGNORECASE))
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+MODEL_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+CONTAINER_MODELS = "/root/.cache/modelscope/hub/models"
+GMU_WARN = 0.95
+
+
+class DeployError(ValueError):
+    """Bad input that cannot be planned at all."""
+
+
+def _msg(host, name, variable, problem, fix):
+    return "%s: deployment %s: %s: %s. Fix: %s" % (host, name, variable, problem, fix)
+
+
+def _is_pow2(value):
+    return isinstance(value, int) and value > 0 and (value & (value - 1)) == 0
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def merge(deployment, defaults=None, presets=None):
+    """Resolve one deployment: BASE < preset < role-wide defaults < deployment.
+
+    ``extra_env`` dicts merge key by key in the same order; everything else is replaced.
+    Raises DeployError for an unknown preset name.
+    """
+    presets = PRESETS if presets is None else presets
+    defaults = defaults or {}
+    preset_name = deployment.get("preset", defaults.get("preset"))
+    layers = [BASE]
+    if preset_name:
+        if preset_name not in presets:
+            raise DeployError("unknown preset %r (known: %s)" % (preset_name, ", ".join(sorted(presets))))
+        layers.append(presets[preset_name])
+    layers += [defaults, deployment]
+    out = {}
+    env = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if key == "extra_env" and isinstance(value, dict):
+                env.update(value)
+            else:
+                out[key] = value
+    out["extra_env"] = env
+    out["preset"] = preset_name
+    if not out.get("served_model_name") and isinstance(out.get("model"), str):
+        out["served_model_name"] = out["model"].rsplit("/", 1)[-1]
+    return out
+
+
+def compilation_config_json(value):
+    """Return the --compilation-config argument for ``value`` (dict or JSON string), or raise ValueError."""
+    if isinstance(value, str):
+        try:
+            data = json.loads(value)
+        except ValueError:
+            raise ValueError("%r is not JSON" % value)
+    else:
+        data = value
+    if not isinstance(data, dict):
+        raise ValueError("%r is not a mapping (vLLM expects a JSON object)" % (value,))
+    try:
+        return json.dumps(data, separators=(",", ":"), sort_keys=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("%r cannot be rendered as JSON (%s)" % (value, exc))
+
+
+def image_ref(repository, version, family=None, os_flavour="openeuler", variant=None, image=None, digest=None):
+    """Image reference: ``repository:version<variant>[-openeuler]`` or an explicit ``image``; ``@digest`` pins it.
+
+    ``variant`` None means "from the chip family" (910B "", A3 "-a3", 310P "-310p").
+    """
+    if image:
+        ref = image
+    else:
+        if variant is None:
+            if family not in FAMILY_VARIANT:
+                raise DeployError("no vllm-ascend image variant for chip family %r (known: %s)"
+                                  % (family, ", ".join(sorted(FAMILY_VARIANT))))
+            variant = FAMILY_VARIANT[family]
+        if variant and not variant.startswith("-"):
+            variant = "-" + variant
+        suffix = "-openeuler" if os_flavour == "openeuler" else ""
+        ref = "%s:%s%s%s" % (repository, version, variant, suffix)
+    if digest:
+        if not re.match(r"^sha256:[0-9a-f]{64}$", digest):
+            raise DeployError("image digest %r is not sha256:<64 hex digits>" % digest)
+        ref = "%s@%s" % (ref.split("@", 1)[0], digest)
+    return ref
+
+
+def image_variant_of(ref):
+    """The family an image reference's tag is built for ("910B", "A3", "310P"), or None if unknown."""
+    tag = ref.split("@", 1)[0]
+    if ":" not in tag.rsplit("/", 1)[-1]:
+        return None
+    tag = tag.rsplit(":", 1)[1]
+    if re.search(r"-a3(-|$)", tag):
+        return "A3"
+    if re.search(r"-310p(-|$)", tag):
+        return "310P"
+    if re.match(r"^v?\d", tag):
+        return "910B"
+    return None
+
+
+def text_config(config):
+    """The part of config.json holding the language model's sizes (``text_config`` for VL models)."""
+    if isinstance(config, dict) and isinstance(config.get("text_config"), dict):
+        return config["text_config"]
+    return config if isinstance(config, dict) else {}
+
+
+def container_model_path(model):
+    return "%s/%s" % (CONTAINER_MODELS, model)
+
+
+def command(dep):
+    """The vllm command line (a list) for a resolved deployment."""
+    cmd = ["vllm", "serve", container_model_path(dep["model"]),
+           "--host", "0.0.0.0", "--port", str(dep["port"]),
+           "--tensor-parallel-size", str(dep["tensor_parallel_size"])]
+    if dep["data_parallel_size"] != 1:
+        cmd += ["--data-parallel-size", str(dep["data_parallel_size"])]
+    cmd += ["--served-model-name", dep["served_model_name"]]
+    if dep.get("max_model_len"):
+        cmd += ["--max-model-len", str(dep["max_model_len"])]
+    if dep.get("max_num_batched_tokens"):
+        cmd += ["--max-num-batched-tokens", str(dep["max_num_batched_tokens"])]
+    if dep.get("trust_remote_code"):
+        cmd.append("--trust-remote-code")
+    cmd += ["--gpu-memory-utilization", repr(float(dep["gpu_memory_utilization"]))]
+    if dep.get("reasoning_parser"):
+        cmd += ["--reasoning-parser", dep["reasoning_parser"]]
+    if dep.get("tool_call_parser"):
+        cmd += ["--tool-call-parser", dep["tool_call_parser"]]
+    if dep.get("enable_auto_tool_choice"):
+        cmd.append("--enable-auto-tool-choice")
+    if dep.get("async_scheduling"):
+        cmd.append("--async-scheduling")
+    if dep.get("compilation_config") not in (None, "", {}):
+        cmd += ["--compilation-config", compilation_config_json(dep["compilation_config"])]
+    cmd += [str(a) for a in dep.get("extra_args") or []]
+    return cmd
+
+
+def environment(dep, is_vl):
+    """Container environment: the seed's, FlashComm v1 off for VL models, then extra_env."""
+    env = dict(SEED_ENV)
+    if is_vl:
+        env[FLASHCOMM1] = "0"
+    for key, value in (dep.get("extra_env") or {}).items():
+        if isinstance(value, bool):
+            value = "1" if value else "0"
+        env[str(key)] = str(value)
+    return env
+
+
+def _truthy_env(value):
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per_card_mb=None,
+         models=None, defaults=None, image=None, presets=None):
+    """Resolve and validate every deployment of one host.
+
+    ``image``: dict with repository, version, os, variant (None = from family), image, digest and
+    mirror (a registry prefix put before the reference).
+    ``models``: ``{"Owner/Name": {"prefetched": bool, "revision": str, "reason": str,
+    "config": {...}, "weights_bytes": int}}`` as the vllm_model_info module returns.
+    Returns ``{"deployments": [...], "absent": [...], "errors": [...], "warnings": [...]}``.
+    """
+    errors, warnings, resolved, absent = [], [], [], []
+    image = image or {}
+    models = models or {}
+    healthy = sorted(set(healthy_device_ids)) if healthy_device_ids is not None else None
+    if not isinstance(deployments, list):
+        return {"deployments": [], "absent": [], "warnings": [],
+                "errors": ["%s: vllm_compose_deployments: must be a list of deployments, got %s. Fix: write it as a "
+                           "YAML list of mappings with at least name and model." % (host, type(deployments).__name__)]}
+    seen_names = set()
+    for index, raw in enumerate(deployments):
+        label = "#%d" % (index + 1)
+        if not isinstance(raw, dict):
+            errors.append(_msg(host, label, "vllm_compose_deployments[%d]" % index, "is not a mapping",
+                               "give each deployment as a mapping with name and model"))
+            continue
+        name = raw.get("name")
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            errors.append(_msg(host, label, "name", "%r is not a valid deployment name" % (name,),
+                               "use lower-case letters, digits, '-' and '_', starting with a letter or digit "
+                               "(it is the compose project name)"))
+            continue
+        if name in seen_names:
+            errors.append(_msg(host, name, "name", "two deployments are named %s" % name, "give each deployment its own name"))
+            continue
+        seen_names.add(name)
+        unknown = sorted(set(raw) - KNOWN_KEYS)
+        if unknown:
+            errors.append(_msg(host, name, ", ".join(unknown), "unknown key(s)",
+                               "remove them or fix the spelling (known: %s)" % ", ".join(sorted(KNOWN_KEYS))))
+        try:
+            dep = merge(raw, defaults, presets)
+        except DeployError as exc:
+            errors.append(_msg(host, name, "preset", str(exc), "use one of the known presets or drop preset"))
+            continue
+        if dep.get("state") not in ("present", "absent"):
+            errors.append(_msg(host, name, "state", "%r is neither present nor absent" % (dep.get("state"),),
+                               "set state: present or state: absent"))
+            continue
+        if dep["state"] == "absent":
+            absent.append({"name": name, "model": dep.get("model")})
+            continue
+        model = dep.get("model")
+        if not isinstance(model, str) or not MODEL_RE.match(model):
+            errors.append(_msg(host, name, "model", "%r is not a model id" % (model,),
+                               "give the ModelScope id as Owner/Name, e.g. Qwen/Qwen3.5-27B"))
+            continue
+        before = len(errors)
+        _check_numbers(dep, host, name, errors, warnings)
+        _check_cc(dep, host, name, errors)
+        if len(errors) > before:
+            continue
+        world = dep["tensor_parallel_size"] * dep["data_parallel_size"]
+        dep["card_count"] = world
+        if not _is_pow2(world):
+            errors.append(_msg(host, name, "tensor_parallel_size x data_parallel_size",
+                               "%d x %d = %d cards is not a power of two" % (dep["tensor_parallel_size"], dep["data_parallel_size"], world),
+                               "use 1, 2, 4, 8 or 16 cards in total (HCCL groups and npu_assign need powers of two)"))
+        elif healthy is not None and world > len(healthy):
+            errors.append(_msg(host, name, "tensor_parallel_size x data_parallel_size",
+                               "needs %d cards but the host has only %d healthy card(s) (%s)"
+                               % (world, len(healthy), ", ".join(str(d) for d in healthy) or "none"),
+                               "lower tensor_parallel_size/data_parallel_size or repair the cards"))
+        conv1d = any(p.search(model) for p in CAUSAL_CONV1D_MODELS) or (
+            "linear_conv_kernel_dim" in text_config((models.get(model) or {}).get("config") or {}))
+        if dep["tensor_parallel_size"] == 8 and family == "910B" and conv1d:
+            warnings.append(_msg(host, name, "tensor_parallel_size",
+                                 "8 on 910B is known to fail for %s with 'aclnnCausalConv1d failed ... blockDim is invalid' "
+                                 "(its causal-conv1d kernel has an operator limit under an 8-way split; not a memory problem)"
+                                 % model, "use tensor_parallel_size 2 or 4 (add data_parallel_size for throughput)"))
+        devices = dep.get("devices")
+        if devices is not None:
+            if not isinstance(devices, list) or not all(_is_int(d) for d in devices) or len(set(devices)) != len(devices):
+                errors.append(_msg(host, name, "devices", "%r is not a list of distinct device ids" % (devices,),
+                                   "give the N of /dev/davinciN, e.g. [4, 5], or drop devices to let npu_assign choose"))
+            elif len(devices) != world:
+                errors.append(_msg(host, name, "devices", "%d device(s) given for %d cards" % (len(devices), world),
+                                   "list exactly tensor_parallel_size x data_parallel_size device ids"))
+            elif healthy is not None and set(devices) - set(healthy):
+                errors.append(_msg(host, name, "devices", "device(s) %s are not healthy cards of this host"
+                                   % ", ".join(str(d) for d in sorted(set(devices) - set(healthy))),
+                                   "choose among %s" % (", ".join(str(d) for d in healthy) or "none")))
+        _check_model(dep, host, name, models.get(model), hbm_per_card_mb, errors, warnings)
+        try:
+            dep["image"] = image_ref(image.get("repository"), dep.get("image_version") or image.get("version"), family,
+                                     image.get("os", "openeuler"), image.get("variant"),
+                                     dep.get("image") or image.get("image"), image.get("digest"))
+        except DeployError as exc:
+            errors.append(_msg(host, name, "vllm_compose_image_variant", str(exc),
+                               "set vllm_compose_image_variant (\"\", \"-a3\", \"-310p\") or vllm_compose_image"))
+            continue
+        built_for = image_variant_of(dep["image"])
+        if family and built_for and built_for != family:
+            errors.append(_msg(host, name, "image", "%s is the %s image variant but the host's chips are %s"
+                               % (dep["image"], built_for, family),
+                               "use the %s variant (tag suffix %r) or leave vllm_compose_image_variant unset to choose it from the chips"
+                               % (family, FAMILY_VARIANT.get(family, "?"))))
+        if image.get("mirror"):
+            dep["image"] = "%s/%s" % (image["mirror"].rstrip("/"), dep["image"])
+        info = models.get(model) or {}
+        is_vl = dep["vision"] if dep.get("vision") is not None else "vision_config" in (info.get("config") or {})
+        if is_vl and FLASHCOMM1 in dep["extra_env"] and _truthy_env(dep["extra_env"][FLASHCOMM1]):
+            errors.append(_msg(host, name, "extra_env.%s" % FLASHCOMM1,
+                               "FlashComm v1 is forced on for %s, a vision-language model; vllm-ascend refuses to start with "
+                               "'Flash Comm V1 is not supported for VL models'" % model,
+                               "remove %s from extra_env (the role sets it to 0 for VL models)" % FLASHCOMM1))
+        dep["is_vl"] = bool(is_vl)
+        dep["command"] = command(dep)
+        dep["environment"] = environment(dep, is_vl)
+        dep["container_model_path"] = container_model_path(model)
+        resolved.append(dep)
+    _check_collisions(resolved, host, errors)
+    return {"deployments": resolved, "absent": absent, "errors": errors, "warnings": warnings}
+
+
+def _check_numbers(dep, host, name, errors, warnings):
+    for key in ("tensor_parallel_size", "data_parallel_size", "port"):
+        if not _is_int(dep.get(key)) or dep[key] < 1:
+            errors.append(_msg(host, name, key, "%r is not a positive integer" % (dep.get(key),), "set a whole number >= 1"))
+    if _is_int(dep.get("port")) and dep["port"] > 65535:
+        errors.append(_msg(host, name, "port", "%d is not a TCP port" % dep["port"], "use a port between 1 and 65535"))
+    for key in ("max_model_len", "max_num_batched_tokens"):
+        if dep.get(key) is not None and (not _is_int(dep[key]) or dep[key] < 1):
+            errors.append(_msg(host, name, key, "%r is not a positive integer" % (dep[key],), "set a whole number of tokens or leave it unset"))
+    gmu = dep.get("gpu_memory_utilization")
+    if isinstance(gmu, bool) or not isinstance(gmu, (int, float)) or not 0 < gmu <= 1:
+        errors.append(_msg(host, name, "gpu_memory_utilization", "%r is outside (0, 1]" % (gmu,),
+                           "use a fraction of each card's HBM such as 0.90 (stable) or 0.95 (faster)"))
+    elif gmu > GMU_WARN:
+        warnings.append(_msg(host, name, "gpu_memory_utilization",
+                             "%s is above %s; operators report out-of-memory crashes there ('ready to explode' at 0.98)" % (gmu, GMU_WARN),
+                             "use 0.95 or lower; on OOM go to 0.90 first"))
+    if dep.get("enable_auto_tool_choice") and not dep.get("tool_call_parser"):
+        errors.append(_msg(host, name, "enable_auto_tool_choice", "is true without tool_call_parser (vLLM refuses to start)",
+                           "set tool_call_parser (qwen3_coder for Qwen3.5) or drop enable_auto_tool_choice"))
+    if not isinstance(dep.get("extra_args") or [], list):
+        errors.append(_msg(host, name, "extra_args", "is not a list", "give extra vllm flags as a list of strings"))
+    if not isinstance(dep.get("extra_env") or {}, dict):
+        errors.append(_msg(host, name, "extra_env", "is not a mapping", "give extra environment variables as a mapping"))
+
+
+def _check_cc(dep, host, name, errors):
+    value = dep.get("compilation_config")
+    if value in (None, "", {}):
+        return
+    try:
+        compilation_config_json(value)
+    except ValueError as exc:
+        errors.append(_msg(host, name, "compilation_config", str(exc),
+                           "write it as YAML data, e.g. compilation_config: {cudagraph_mode: FULL_DECODE_ONLY}, or as a JSON "
+                           "string '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}' (not key:value)"))
+
+
+def _check_model(dep, host, name, info, hbm_per_card_mb, errors, warnings):
+    model = dep["model"]
+    if not info or not info.get("prefetched"):
+        reason = (info or {}).get("reason") or "no completion marker"
+        errors.append(_msg(host, name, "model", "%s (revision %s) is not prefetched: %s" % (model, dep.get("revision"), reason),
+                           "run the model_prefetch role (playbooks/prefetch.yml) for this host first"))
+        return
+    if info.get("revision") not in (None, dep.get("revision")):
+        errors.append(_msg(host, name, "revision", "the cache holds %s at revision %s, not %s" % (model, info.get("revision"), dep.get("revision")),
+                           "prefetch revision %s or deploy the cached revision" % dep.get("revision")))
+    text = text_config(info.get("config") or {})
+    max_pos = text.get("max_position_embeddings")
+    if dep.get("max_model_len") and _is_int(max_pos) and dep["max_model_len"] > max_pos:
+        errors.append(_msg(host, name, "max_model_len", "%d is above %s's max_position_embeddings %d (config.json)"
+                           % (dep["max_model_len"], model, max_pos),
+                           "set max_model_len to %d or less" % max_pos))
+    weights = info.get("weights_bytes")
+    gmu = dep.get("gpu_memory_utilization")
+    if weights and hbm_per_card_mb and isinstance(gmu, (int, float)) and _is_int(dep.get("tensor_parallel_size")):
+        per_card_mb = weights / float(dep["tensor_parallel_size"]) / (1024 * 1024)
+        usable_mb = hbm_per_card_mb * gmu
+        if per_card_mb > usable_mb:
+            errors.append(_msg(host, name, "tensor_parallel_size",
+                               "%s weighs %.1f GiB, %.1f GiB per card at tensor_parallel_size %d, more than the %.1f GiB usable per card "
+                               "(%d MiB HBM x gpu_memory_utilization %s)"
+                               % (model, weights / 1024.0 ** 3, per_card_mb / 1024, dep["tensor_parallel_size"], usable_mb / 1024,
+                                  hbm_per_card_mb, gmu),
+                               "raise tensor_parallel_size (2, 4, ...) or use a smaller or quantised model"))
+
+
+def _check_collisions(resolved, host, errors):
+    ports, cards = {}, {}
+    for dep in resolved:
+        other = ports.setdefault(dep["port"], dep["name"])
+        if other != dep["name"]:
+            errors.append(_msg(host, dep["name"], "port", "%d is also the port of deployment %s" % (dep["port"], other),
+                               "give each deployment on a host its own port"))
+        for device in dep.get("devices") or []:
+            other = cards.setdefault(device, dep["name"])
+            if other != dep["name"]:
+                errors.append(_msg(host, dep["name"], "devices", "card %d is also given to deployment %s" % (device, other),
+                                   "give each deployment its own cards, or drop devices to let npu_assign choose"))
+
+
+def hbm_per_card(chips, device_ids=None):
+    """Smallest device memory (MB) among the chips (HBM, else Memory-Usage total), or None."""
+    sizes = []
+    for chip in chips or []:
+        if device_ids is not None and chip.get("device_id") not in device_ids:
+            continue
+        size = chip.get("hbm_total_mb") or chip.get("memory_total_mb")
+        if size:
+            sizes.append(size)
+    return min(sizes) if sizes else None
+
+
+# --------------------------------------------------------------------------- model cache (host side)
+
+CONFIG_KEYS = ("max_position_embeddings", "model_type", "architectures", "torch_dtype", "linear_conv_kernel_dim")
+
+
+def model_dir(cache_dir, model):
+    """``<cache>/models/<Owner>/<Name>``, the layout model_prefetch writes (modelscope --local-dir)."""
+    return "%s/models/%s" % (cache_dir.rstrip("/"), model)
+
+
+def _small_config(config):
+    """The parts of config.json the checks read (keeps module output small)."""
+    out = {k: config[k] for k in CONFIG_KEYS if k in config}
+    if isinstance(config.get("text_config"), dict):
+        out["text_config"] = {k: config["text_config"][k] for k in CONFIG_KEYS if k in config["text_config"]}
+    if "vision_config" in config:
+        out["vision_config"] = {}
+    return out
+
+
+def model_state(cache_dir, model, revision, opener=open, lister=None, sizer=None, hasher=None):
+    """What the cache holds for ``model`` at ``revision``, following the agreed completion marker.
+
+    The marker ``<model dir>/.ascendfleet/complete`` (JSON ``{"model", "revision",
+    "manifest_sha256"}``) is written last by model_prefetch, only when the files are verified
+    against ``.ascendfleet/manifest.json``. Returns ``{"path", "prefetched", "revision",
+    "reason", "config", "weights_bytes"}``; never raises for a missing or bad cache.
+    """
+    import hashlib
+    import os
+
+    lister = lister or os.listdir
+    sizer = sizer or (lambda p: os.stat(p).st_size)
+
+    def sha256(path):
+        digest = hashlib.sha256()
+        with opener(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+    hasher = hasher or sha256
+    path = model_dir(cache_dir, model)
+    out = {"path": path, "prefetched": False, "revision": None, "reason": None, "config": {}, "weights_bytes": 0}
+    marker_path = path + "/.ascendfleet/complete"
+    try:
+        with opener(marker_path, "rb") as handle:
+            marker = json.loads(handle.read().decode("utf-8"))
+    except (IOError, OSError):
+        out["reason"] = "no completion marker %s" % marker_path
+        return out
+    except ValueError as exc:
+        out["reason"] = "completion marker %s is not JSON (%s)" % (marker_path, exc)
+        return out
+    if not isinstance(marker, dict) or marker.get("model") != model:
+        out["reason"] = "completion marker %s is for %r, not %s" % (marker_path, (marker or {}).get("model") if isinstance(marker, dict) else marker, model)
+        return out
+    out["revision"] = marker.get("revision")
+    if marker.get("revision") != revision:
+        out["reason"] = "completion marker %s is for revision %s, not %s" % (marker_path, marker.get("revision"), revision)
+        return out
+    manifest_path = path + "/.ascendfleet/manifest.json"
+    try:
+        actual = hasher(manifest_path)
+    except (IOError, OSError):
+        out["reason"] = "manifest %s is missing" % manifest_path
+        return out
+    if actual != marker.get("manifest_sha256"):
+        out["reason"] = "manifest %s changed since the marker was written (sha256 %s, marker says %s)" % (
+            manifest_path, actual, marker.get("manifest_sha256"))
+        return out
+    try:
+        with opener(path + "/config.json", "rb") as handle:
+            config = json.loads(handle.read().decode("utf-8"))
+    except (IOError, OSError, ValueError) as exc:
+        out["reason"] = "config.json of %s cannot be read (%s)" % (model, exc)
+        return out
+    if not isinstance(config, dict):
+        out["reason"] = "config.json of %s is not a JSON object" % model
+        return out
+    out["config"] = _small_config(config)
+    total = 0
+    for entry in sorted(lister(path)):
+        if entry.endswith(".safetensors"):
+            total += sizer(path + "/" + entry)
+    out["weights_bytes"] = total
+    out["prefetched"] = True
+    return out

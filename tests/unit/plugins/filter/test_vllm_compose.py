@@ -1,0 +1,38 @@
+"""The vllm_compose_plan filter with the arguments the role passes (facts as Ansible hands them over)."""
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import FilterModule, vllm_compose_plan
+
+CHIPS = [{"device_id": d, "health": "OK", "hbm_total_mb": 65536} for d in range(8)]
+MODELS = {"Qwen/Qwen3.5-27B": {"prefetched": True, "revision": "master", "weights_bytes": 0,
+                               "config": {"text_config": {"max_position_embeddings": 262144}, "vision_config": {}}}}
+IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.17.0rc1", "os": "openeuler", "variant": None,
+         "image": "", "digest": "", "mirror": ""}
+
+
+def test_registered():
+    assert FilterModule().filters() == {"vllm_compose_plan": vllm_compose_plan}
+
+
+def test_as_the_role_calls_it():
+    deps = [{"name": "qwen", "preset": "qwen3.5-27b", "model": "Qwen/Qwen3.5-27B"}]
+    plan = vllm_compose_plan(deps, "h1", family="910B", healthy_device_ids=["4", 5, 6, 7], chips=CHIPS,
+                             models=MODELS, defaults={}, image=IMAGE)
+    assert plan["errors"] == []
+    assert plan["deployments"][0]["image"] == "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"
+    assert plan["deployments"][0]["served_model_name"] == "Qwen3.5-27B"
+
+
+def test_hbm_from_healthy_chips_only():
+    chips = [{"device_id": 0, "health": "OK", "hbm_total_mb": 1024}] + CHIPS[1:]
+    models = {"Qwen/Qwen3.5-27B": dict(MODELS["Qwen/Qwen3.5-27B"], weights_bytes=54 * 1024 ** 3)}
+    deps = [{"name": "qwen", "preset": "qwen3.5-27b", "model": "Qwen/Qwen3.5-27B"}]
+    assert vllm_compose_plan(deps, "h1", "910B", [4, 5], chips, models, image=IMAGE)["errors"] == []
+    errors = vllm_compose_plan(deps, "h1", "910B", [0, 4], chips, models, image=IMAGE)["errors"]
+    assert len(errors) == 1 and "GiB usable per card (1024 MiB HBM x gpu_memory_utilization 0.95)" in errors[0]
+
+
+def test_bad_device_ids_raise_filter_error():
+    with pytest.raises(AnsibleFilterError, match="vllm_compose_plan: "):
+        vllm_compose_plan([], "h1", "910B", ["x"])

@@ -1,0 +1,134 @@
+"""Tests of the fleet verdict and its renderings (plugins/module_utils/_fleet_status.py)."""
+import copy
+import json
+import pathlib
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_status import (
+    evaluate,
+    render_html,
+    render_markdown,
+    render_text,
+)
+
+RECORDS = json.loads((pathlib.Path(__file__).parents[2] / "fixtures" / "status" / "sim-fleet-records.json").read_text())
+
+
+def _records():
+    return copy.deepcopy(RECORDS)
+
+
+def _host(fleet, name):
+    return next(h for h in fleet["hosts"] if h["host"] == name)
+
+
+def test_the_sim_fleet_verdicts():
+    fleet = evaluate(_records(), "2026-11-30 16:00:00 UTC")
+    assert [(h["host"], h["verdict"]) for h in fleet["hosts"]] == [
+        ("sim-910b2-seed", "ok"), ("sim-910b3-idle", "attention"), ("sim-a3-16chips", "ok"), ("sim-310p-duo", "failed")]
+    assert fleet["summary"] == {"ok": 2, "attention": 1, "failed": 1}
+    seed = _host(fleet, "sim-910b2-seed")
+    (qwen,) = seed["deployments"]
+    assert qwen["reasons"] == []
+    assert (qwen["requests_running"], qwen["requests_waiting"], qwen["kv_cache_usage_pct"]) == (3.0, 1.0, 41.5)
+    assert qwen["cards"] == [4, 5] and qwen["image_current"] is True
+    assert seed["chip_counts"] == {"busy": 6, "idle": 2}
+
+
+def test_pending_rollout_needs_attention_and_names_both_images():
+    (qwen,) = _host(evaluate(_records()), "sim-910b3-idle")["deployments"]
+    assert qwen["verdict"] == "attention"
+    assert qwen["reasons"] == [
+        "runs quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler (its last-known-good), desired "
+        "quay.io/ascend/vllm-ascend:v0.18.0rc1-openeuler: a rollout is pending or was rolled back "
+        "(see reports/vllm_compose.md; roll out with playbooks/deploy-qwen.yml)"]
+
+
+def test_restarting_container_fails_the_host_and_says_why():
+    (qwen,) = _host(evaluate(_records()), "sim-310p-duo")["deployments"]
+    assert qwen["verdict"] == "failed"
+    assert qwen["reasons"][0] == ("container qwen-vllm-ascend-1 is restarting (exit code 1, 6 restarts); "
+                                  "read `docker compose -p qwen logs`")
+    assert "no last-known-good compose file" in qwen["reasons"][1]
+
+
+def test_unreachable_host_is_failed_with_the_connection_message():
+    records = _records()
+    records[0]["observed"] = {"unreachable": True, "msg": "Failed to connect to the host via ssh: timed out"}
+    host = _host(evaluate(records), "sim-910b2-seed")
+    assert host["verdict"] == "failed"
+    assert host["reasons"] == ["Failed to connect to the host via ssh: timed out"]
+    host = _host(evaluate([["sim-910b2-seed", {}, {}]]), "sim-910b2-seed")
+    assert host["verdict"] == "failed" and "no status gathered" in host["reasons"][0]
+
+
+def test_health_and_served_name_and_missing_container():
+    records = _records()
+    records[0]["observed"]["deployments"][0]["probe"]["health_status"] = 503
+    records[2]["observed"]["deployments"][0]["probe"]["models"] = ["other"]
+    records[1]["observed"]["deployments"] = []
+    fleet = evaluate(records)
+    assert _host(fleet, "sim-910b2-seed")["deployments"][0]["reasons"][0] == "/health on port 8000: 503"
+    assert _host(fleet, "sim-a3-16chips")["deployments"][0]["reasons"][0] == "/v1/models lists other, not Qwen"
+    idle = _host(fleet, "sim-910b3-idle")
+    assert idle["verdict"] == "failed"
+    assert idle["deployments"][0]["reasons"][0].startswith("not running: no container of compose project qwen")
+
+
+def test_unhealthy_chip_problems_plan_errors_orphans_and_full_kv_cache():
+    records = _records()
+    seed = records[0]
+    seed["observed"]["chips"][7].update(health="Alarm", state="unhealthy")
+    seed["observed"]["problems"] = ["NPU ledger /var/lib/ascendfleet/npu-assignments.json is not valid JSON"]
+    seed["plan"]["errors"] = ["sim-910b2-seed: deployment qwen: model: not prefetched"]
+    seed["observed"]["deployments"][0]["probe"]["metrics"]["kv_cache_usage_pct"] = 97.0
+    orphan = copy.deepcopy(seed["observed"]["deployments"][0])
+    orphan["name"] = "old-test"
+    seed["observed"]["deployments"].append(orphan)
+    host = _host(evaluate(records), "sim-910b2-seed")
+    assert host["verdict"] == "attention"
+    assert host["reasons"] == [
+        "NPU ledger /var/lib/ascendfleet/npu-assignments.json is not valid JSON",
+        "unhealthy chip(s): davinci7 (Alarm)",
+        "desired state invalid: sim-910b2-seed: deployment qwen: model: not prefetched"]
+    assert [d["name"] for d in host["deployments"]] == ["qwen", "old-test"]
+    assert host["deployments"][0]["reasons"] == ["KV cache 97% full (requests will queue; add cards or replicas)"]
+    assert host["deployments"][1]["reasons"][0].startswith("runs but is not a present deployment")
+
+
+def test_text_table_has_one_line_per_deployment_and_a_count():
+    lines = render_text(evaluate(_records()))
+    assert lines[0].split()[:3] == ["HOST", "STATUS", "DEPLOYMENT"]
+    assert len(lines) == 1 + 4 + 1
+    assert lines[2].startswith("sim-910b3-idle") and "ATTENTION" in lines[2]
+    assert "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler -> :v0.18.0rc1-openeuler " in lines[2]
+    assert lines[4].split()[:2] == ["sim-310p-duo", "FAILED"]
+    assert lines[-1] == "4 host(s): 2 ok, 1 need attention, 1 failed"
+
+
+def test_markdown_escapes_pipes_and_lists_every_host():
+    records = _records()
+    records[3]["observed"]["problems"] = ["docker: a | b"]
+    md = render_markdown(evaluate(records, "2026-11-30 16:00:00 UTC"))
+    assert "4 host(s): **2 ok**, **1 need attention**, **1 failed**." in md
+    assert "a \\| b" in md
+    for name in ("sim-910b2-seed", "sim-910b3-idle", "sim-a3-16chips", "sim-310p-duo"):
+        assert "## %s:" % name in md
+
+
+def test_html_is_self_contained_and_escapes_text():
+    records = _records()
+    records[3]["observed"]["problems"] = ["<script>alert(1)</script>"]
+    page = render_html(evaluate(records))
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<script>alert" not in page and "&lt;script&gt;" in page
+    for external in ("http://", "https://", "src=", "<link", "@import", "url("):
+        assert external not in page
+
+
+def test_previous_version_is_shown_when_it_differs():
+    records = _records()
+    records[0]["observed"]["deployments"][0]["previous"] = {"exists": True, "image": "quay.io/ascend/vllm-ascend:v0.16.0-openeuler"}
+    fleet = evaluate(records)
+    assert _host(fleet, "sim-910b2-seed")["deployments"][0]["previous_image"] == "quay.io/ascend/vllm-ascend:v0.16.0-openeuler"
+    assert "previous quay.io/ascend/vllm-ascend:v0.16.0-openeuler" in render_markdown(fleet)
+    assert 'previous <code title="quay.io/ascend/vllm-ascend:v0.16.0-openeuler">v0.16.0-openeuler</code>' in render_html(fleet)

@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+"""ascendfleet.llm.vllm_model_info through its real entry point, on a model cache in tmp_path."""
+
+from ansible_collections.ascendfleet.llm.plugins.modules import vllm_model_info
+
+from ..module_utils.test__vllm_deploy import write_model
+
+
+def test_reads_prefetched_and_missing_models(run_module, tmp_path):
+    write_model(str(tmp_path))
+    failed, result = run_module(vllm_model_info.main, {
+        "cache_dir": str(tmp_path),
+        # Deployment items pass through as they are: extra keys are ignored.
+        "models": [{"model": "Qwen/Qwen3.5-27B", "revision": "master", "name": "qwen", "port": 8000},
+                   {"model": "Qwen/Qwen3-8B"}],
+    })
+    assert not failed and result["changed"] is False
+    qwen = result["models"]["Qwen/Qwen3.5-27B"]
+    assert qwen["prefetched"] is True and qwen["weights_bytes"] == 15
+    assert qwen["config"] == {"text_config": {"max_position_embeddings": 262144}, "vision_config": {}}
+    small = result["models"]["Qwen/Qwen3-8B"]
+    assert small["prefetched"] is False
+    assert small["reason"] == "no completion marker %s/models/Qwen/Qwen3-8B/.ascendfleet/complete" % tmp_path
+
+
+def test_item_without_model_fails_with_fix(run_module, tmp_path):
+    failed, result = run_module(vllm_model_info.main, {"cache_dir": str(tmp_path), "models": [{"name": "qwen"}]})
+    assert failed
+    assert "has no model id of the form Owner/Name; give each item a model key" in result["msg"]
