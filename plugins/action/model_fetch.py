@@ -3,10 +3,12 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Action for ascendfleet.llm.model_fetch: run the module, and with ``async`` show progress.
 
-With ``async: N`` on the task (``poll`` is ignored), the module starts as an async job; this
-action polls it every ``progress_interval`` seconds and prints the progress line the module
+With ``async: N`` and ``poll: P > 0`` on the task, the module starts as an async job; while it
+runs, this action prints every ``progress_interval`` seconds the progress line the module
 writes to ``<model dir>/.ascendfleet/progress.json`` (bytes done / total, rate, files, time
-left), then returns the module's own result. Without ``async`` it runs the module normally.
+left). Once the job has finished it hands the job id back, and Ansible's own async poll
+collects the module's result (and cleans the job up) ``P`` seconds later. ``poll: 0`` is the
+usual fire-and-forget; without ``async`` the module runs normally.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         args = self._task.args
-        if not self._task.async_val or self._play_context.check_mode:
+        if not self._task.async_val:
             result.update(self._execute_module(module_name="ascendfleet.llm.model_fetch",
                                                module_args=args, task_vars=task_vars))
             return result
@@ -56,36 +58,25 @@ class ActionModule(ActionBase):
         if not jid:
             result.update(started)
             return result
+        if not self._task.poll:
+            result.update(started)
+            return result
         async_dir = self._remote_expand_user(self.get_shell_option("async_dir", default="~/.ansible_async"))
         deadline = time.monotonic() + int(self._task.async_val)
         last_line = None
-        status = {}
-        while True:
+        while time.monotonic() < deadline:
             time.sleep(min(interval, 2) if last_line is None else interval)
             status = self._remote("ansible.legacy.async_status",
                                   {"jid": jid, "_async_dir": async_dir}, task_vars)
-            if status.get("finished") or (status.get("failed") and status.get("_ansible_parsed", True)
-                                          and "finished" not in status):
-                break
-            if time.monotonic() > deadline:
-                status = {"failed": True, "msg": "model_fetch %s did not finish within async=%ss; "
-                          "partial files are kept and the next run resumes them"
-                          % (model, self._task.async_val)}
+            if status.get("finished") or "started" not in status:
                 break
             if progress_file:
                 line = self._progress(progress_file, task_vars)
                 if line and line != last_line:
                     display.display("  [%s] %s" % (host, line))
                     last_line = line
-        self._remote("ansible.legacy.async_status",
-                     {"jid": jid, "mode": "cleanup", "_async_dir": async_dir}, task_vars)
-        for key in ("ansible_job_id", "results_file", "started", "finished", "stdout", "stderr",
-                    "stdout_lines", "stderr_lines", "erased"):
-            status.pop(key, None)
-        if status.get("bytes_fetched"):
-            display.display("  [%s] %s: %s bytes fetched in %ss" % (
-                host, model, status.get("bytes_fetched"), status.get("seconds", "?")))
-        result.update(status)
+        # Ansible's async poll (task poll > 0) now reads the final result and cleans the job up.
+        result.update(started)
         return result
 
     def _progress(self, path, task_vars):

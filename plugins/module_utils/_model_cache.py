@@ -283,6 +283,9 @@ def fetch(params, host, environ=None):
     check_mode, progress_interval.
     """
     environ = dict(os.environ if environ is None else environ)
+    # The token comes as an option or, as the role passes it, in the task's environment (never
+    # in module arguments, which an async job keeps on disk while it runs).
+    params = dict(params, token=params.get("token") or environ.get("MODELSCOPE_API_TOKEN") or None)
     cache = ModelCache(params["cache_dir"], params["model"], params["revision"],
                        params.get("include"), params.get("exclude"), host)
     result = {"changed": False, "model": cache.model, "revision": cache.revision,

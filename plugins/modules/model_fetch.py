@@ -24,8 +24,9 @@ description:
     O(source=prestaged) only verifies files staged by other means against the hub's list.
   - Files that fail verification are deleted and fetched again, at most O(attempts) times.
   - One writer per model directory - an fcntl lock on C(.ascendfleet/lock) names its holder.
-  - Run with C(async) and the action plugin prints progress (bytes done / total, rate) every
-    O(progress_interval) seconds while the transfer runs.
+  - Run with C(async) and C(poll) above 0 and the action plugin prints progress (bytes done /
+    total, rate, files, time left) every O(progress_interval) seconds while the transfer runs;
+    C(poll=0) is the usual fire-and-forget job.
 author:
   - ascendfleet maintainers (@ascendfleet)
 attributes:
@@ -40,7 +41,7 @@ attributes:
     description: A completed model is a no-op.
   async:
     support: full
-    description: The action plugin polls the job and prints progress.
+    description: With C(poll) above 0 the action plugin prints progress while the job runs.
 options:
   model:
     description: ModelScope model id C(Owner/Name).
@@ -88,6 +89,9 @@ options:
     description:
       - ModelScope access token for private models. Passed to the CLI in its environment
         (C(MODELSCOPE_API_TOKEN)), never on a command line or to disk.
+      - When omitted, C(MODELSCOPE_API_TOKEN) from the task's C(environment) is used; prefer that
+        with C(async), because Ansible keeps an async job's module arguments in a file on the host
+        while the job runs.
     type: str
   cli:
     description: Path of the C(modelscope) executable (usually in a dedicated virtualenv).
@@ -148,7 +152,7 @@ EXAMPLES = r"""
     revision: v1.0
     cache_dir: /mnt/disk2/modelscope
   async: 36000
-  poll: 0
+  poll: 5
 
 # Copy from a seed host that already holds a verified copy
 - name: Copy the model from the seed

@@ -148,7 +148,8 @@ def test_private_model_needs_token(hub, cli, tmp_path):
     hub.faults(private=[MODEL], token="s3cret-token")
     with pytest.raises(ms.HubError, match="is private on the hub .* and no token was given"):
         mc.fetch(params(hub, cli, tmp_path), "node-1", env())
-    result = mc.fetch(params(hub, cli, tmp_path, token="s3cret-token"), "node-1", env())
+    # As the role passes it: in the environment, not in the module arguments.
+    result = mc.fetch(params(hub, cli, tmp_path), "node-1", dict(env(), MODELSCOPE_API_TOKEN="s3cret-token"))
     assert result["changed"]
     # The token travels in the environment only: nothing under the cache holds it.
     for root, _dirs, names in os.walk(str(tmp_path)):

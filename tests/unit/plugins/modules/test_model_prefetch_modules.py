@@ -1,0 +1,114 @@
+# -*- coding: utf-8 -*-
+"""ascendfleet.llm.model_cache_info and model_fetch through their real entry points.
+
+A cache entry is built by hand (files, manifest, marker) the way the role documents it; the
+fetch engine itself is tested against the real CLI in module_utils/test__model_cache.py.
+"""
+
+import hashlib
+import json
+import os
+
+from ansible_collections.ascendfleet.llm.plugins.modules import model_cache_info, model_fetch
+
+MODEL = "Qwen/Qwen3-0.6B"
+
+
+def stage(cache, revision="v1.0", files=None):
+    """A completed cache entry for MODEL: files, manifest.json, then the marker."""
+    files = files or {"config.json": b'{"model_type": "qwen3"}\n', "model.safetensors": b"\0" * 64}
+    mdir = os.path.join(str(cache), "models", "Qwen", "Qwen3-0.6B")
+    os.makedirs(os.path.join(mdir, ".ascendfleet"))
+    for name, data in files.items():
+        with open(os.path.join(mdir, name), "wb") as handle:
+            handle.write(data)
+    manifest = {"format": 1, "model": MODEL, "revision": revision, "commit": "c" * 40,
+                "source": "http://hub", "include": [], "exclude": [],
+                "files": [{"path": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+                          for n, d in sorted(files.items())],
+                "total_bytes": sum(len(d) for d in files.values())}
+    raw = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+    with open(os.path.join(mdir, ".ascendfleet", "manifest.json"), "wb") as handle:
+        handle.write(raw)
+    with open(os.path.join(mdir, ".ascendfleet", "complete"), "w") as handle:
+        json.dump({"model": MODEL, "revision": revision,
+                   "manifest_sha256": hashlib.sha256(raw).hexdigest()}, handle)
+    return mdir
+
+
+def test_cache_info_complete_and_missing(run_module, tmp_path):
+    stage(tmp_path)
+    failed, result = run_module(model_cache_info.main, {
+        "cache_dir": str(tmp_path),
+        "models": [{"model": MODEL, "revision": "v1.0"}, {"model": MODEL, "revision": "v0.9"},
+                   {"model": "Qwen/Qwen3.5-27B"}]})
+    assert not failed and result["changed"] is False
+    assert [m["complete"] for m in result["models"]] == [True, False, False]
+    assert result["models"][1]["reasons"] == ["marker is for revision 'v1.0', 'v0.9' requested"]
+    assert result["models"][2]["reasons"] == ["no completion marker"]
+    assert result["missing"] == [
+        {"model": MODEL, "revision": "v0.9", "include": [], "exclude": []},
+        {"model": "Qwen/Qwen3.5-27B", "revision": "master", "include": [], "exclude": []}]
+    assert result["cli_version"] is None
+
+
+def test_cache_info_full_verify_finds_a_corrupt_file(run_module, tmp_path):
+    mdir = stage(tmp_path)
+    with open(os.path.join(mdir, "model.safetensors"), "r+b") as handle:
+        handle.write(b"\1")
+    args = {"cache_dir": str(tmp_path), "models": [{"model": MODEL, "revision": "v1.0"}]}
+    assert run_module(model_cache_info.main, args)[1]["models"][0]["complete"] is True
+    result = run_module(model_cache_info.main, dict(args, verify="full"))[1]
+    assert result["models"][0]["complete"] is False
+    assert result["models"][0]["reasons"][0].startswith("model.safetensors: sha256 ")
+
+
+def test_cache_info_reports_the_installed_cli(run_module, tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "modelscope").write_text("#!/bin/sh\n")
+    (venv / "bin" / "modelscope").chmod(0o755)
+    (venv / "lib" / "python3.11" / "site-packages" / "modelscope-1.40.2.dist-info").mkdir(parents=True)
+    (venv / "lib" / "python3.11" / "site-packages" / "modelscope_hub-0.5.1.dist-info").mkdir(parents=True)
+    result = run_module(model_cache_info.main, {"cache_dir": str(tmp_path), "models": [],
+                                                "venv": str(venv)})[1]
+    assert result["cli_version"] == "1.40.2"
+
+
+def test_cache_info_malformed_id(run_module, tmp_path):
+    failed, result = run_module(model_cache_info.main, {"cache_dir": str(tmp_path),
+                                                        "models": [{"model": "Qwen3-0.6B"}]})
+    assert failed
+    assert result["msg"].startswith("malformed model id 'Qwen3-0.6B': expected 'Owner/Name'")
+
+
+def test_fetch_noop_on_a_complete_entry_touches_no_hub(run_module, tmp_path):
+    stage(tmp_path)
+    failed, result = run_module(model_fetch.main, {
+        "model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path),
+        "endpoint": "http://127.0.0.1:9"})  # nothing listens: any hub contact would fail
+    assert not failed
+    assert (result["changed"], result["action"], result["bytes_fetched"]) == (False, "none", 0)
+
+
+def test_fetch_check_mode_reports_and_writes_nothing(run_module, tmp_path):
+    failed, result = run_module(model_fetch.main, {
+        "model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path / "cache"),
+        "endpoint": "http://127.0.0.1:9", "_ansible_check_mode": True})
+    assert not failed
+    assert (result["changed"], result["action"]) == (True, "would_fetch")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_fetch_rsync_needs_source_url(run_module, tmp_path):
+    failed, result = run_module(model_fetch.main, {"model": MODEL, "cache_dir": str(tmp_path),
+                                                   "source": "rsync"})
+    assert failed and "source_url" in result["msg"]
+
+
+def test_fetch_token_is_never_echoed(run_module, tmp_path):
+    failed, result = run_module(model_fetch.main, {
+        "model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path),
+        "endpoint": "http://127.0.0.1:9", "token": "tok-123-secret"})
+    assert failed and result["msg"].startswith("hub http://127.0.0.1:9 is unreachable")
+    assert "tok-123-secret" not in json.dumps(result)
