@@ -179,12 +179,13 @@ def markdown(results):
     if worst:
         out += ["", "Module executions of the no-op re-run at N=%d (all hosts), by task:" % worst["hosts"], ""]
         out += ["| Task | Executions |", "|---|---|"]
-        out += ["| %s | %d |" % (k, v) for k, v in worst.get("by_task", {}).items()]
-        out += ["", "By module: " + ", ".join("`%s` %d" % (k, v) for k, v in worst["by_module"].items())]
+        # (results JSON is written with sorted keys: order by count here)
+        out += ["| %s | %d |" % (k, v) for k, v in sorted(worst.get("by_task", {}).items(), key=lambda kv: (-kv[1], kv[0]))]
+        out += ["", "By module: " + ", ".join("`%s` %d" % (k, v) for k, v in sorted(worst["by_module"].items(), key=lambda kv: (-kv[1], kv[0])))]
         if worst.get("changed_tasks"):
             out += ["", "Tasks that reported `changed` on the no-op re-run: " + "; ".join(worst["changed_tasks"]) + "."]
         out += ["", "Slowest tasks of that run (seconds, summed over batches): " +
-                "; ".join("%s %.1f" % (k, v) for k, v in worst.get("slowest_tasks", []))]
+                "; ".join("%s %.1f" % (k, v) for k, v in sorted(worst.get("slowest_tasks", []), key=lambda kv: -kv[1]))]
     out += ["", METHOD]
     return "\n".join(out) + "\n"
 
