@@ -19,10 +19,9 @@ import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_dir, state_paths
 
 display = Display()
-
-_STATE_DIR = ".ascendfleet"
 
 
 class ActionModule(ActionBase):
@@ -49,8 +48,7 @@ class ActionModule(ActionBase):
         owner_name = str(model).split("/", 1)
         progress_file = None
         if len(owner_name) == 2 and args.get("cache_dir"):
-            progress_file = "%s/models/%s/%s/%s/progress.json" % (
-                str(args["cache_dir"]).rstrip("/"), owner_name[0], owner_name[1], _STATE_DIR)
+            progress_file = state_paths(model_dir(str(args["cache_dir"]).rstrip("/"), str(model)))["progress"]
 
         started = self._execute_module(module_name="ascendfleet.llm.model_fetch", module_args=args,
                                        task_vars=task_vars, wrap_async=True)

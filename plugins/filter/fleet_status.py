@@ -12,23 +12,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.filter.facts import _plain
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_status import (
     evaluate,
     render_html,
     render_markdown,
     render_text,
 )
-
-
-def _plain(value):
-    """Ansible's lazy containers and tagged strings -> plain Python data."""
-    if isinstance(value, dict):
-        return dict((str(k), _plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
-        return value
-    return str(value)
 
 
 def _fleet(value, name):

@@ -80,7 +80,7 @@ def _deployment(desired, observed, host):
     models = probe.get("models")
     if desired is None:
         verdict = ATTENTION
-        reasons.append("runs but is not a present deployment in vllm_compose_deployments "
+        reasons.append("runs but is not a present deployment in ascendfleet_deployments "
                        "(remove it with state: absent and playbooks/undeploy.yml, or add it)")
     if desired is not None and not containers:
         verdict = FAILED

@@ -18,12 +18,13 @@ import re
 import subprocess
 import time
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
+    ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
+    sha256_file, state_paths, verify_entries)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
     HubClient, ModelLock, ModelPrefetchError, atomic_write, build_manifest,
-    build_marker, bytes_to_download, check_marker, diff_files, dumps_manifest, filter_files,
-    format_progress, model_dir, mount_device, mount_point, parse_manifest,
-    sha256_file, space_error, space_shortfall, state_paths, total_size, validate_model_id,
-    validate_revision, verify_entries)
+    bytes_to_download, diff_files, filter_files, format_progress, model_dir, mount_device,
+    mount_point, space_error, space_shortfall, total_size, validate_model_id, validate_revision)
 
 
 def _read(path):
@@ -63,34 +64,14 @@ class ModelCache:
             return None
         try:
             return parse_manifest(raw, self.paths["manifest"])
-        except ModelPrefetchError:
+        except ModelCacheError:
             return None
 
     def inspect(self, verify="quick"):
-        """{"complete": bool, "reasons": [...]} ; ``full`` re-hashes every file."""
-        marker_raw = _read(self.paths["marker"])
-        manifest_raw = _read(self.paths["manifest"])
-        sizes = {}
-        manifest = None
-        if manifest_raw is not None:
-            try:
-                manifest = parse_manifest(manifest_raw, self.paths["manifest"])
-            except ModelPrefetchError:
-                manifest = None
-        if manifest:
-            for item in manifest["files"]:
-                sizes[item["path"]] = _size(os.path.join(self.dir, item["path"]))
-        reasons = check_marker(marker_raw, manifest_raw, self.model, self.revision, sizes,
-                               self.include, self.exclude)
-        if not reasons and verify == "full":
-            observed = {}
-            for item in manifest["files"]:
-                path = os.path.join(self.dir, item["path"])
-                observed[item["path"]] = (_size(path), sha256_file(path))
-            reasons = ["%s: %s" % bad for bad in verify_entries(manifest["files"], observed)]
-        return {"model": self.model, "revision": self.revision, "model_dir": self.dir,
-                "complete": not reasons, "reasons": reasons,
-                "bytes": manifest.get("total_bytes") if manifest and not reasons else None}
+        """{"complete": bool, "reasons": [...], ...} from the one completeness reader; the copy
+        must have been fetched with this entry's include/exclude globs."""
+        return model_completeness(self.cache_dir, self.model, self.revision, verify,
+                                  self.include, self.exclude)
 
     def present_sizes(self, files):
         out = {}

@@ -187,23 +187,6 @@ def parse_compose_version(text):
     return match.group(1)
 
 
-_NUM_RE = re.compile(r"(\d+)")
-
-
-def version_tuple(version):
-    # type: (str) -> tuple
-    """Leading numbers of a Docker/Compose/Python version: ``20.10.24+dfsg1`` -> (20, 10, 24)."""
-    numbers = []
-    for part in re.split(r"[.+~-]", (version or "").lstrip("vV")):
-        match = _NUM_RE.match(part)
-        if not match:
-            break
-        numbers.append(int(match.group(1)))
-    if not numbers:
-        raise HostFactsError("not a version: %r" % (version,))
-    return tuple(numbers)
-
-
 # ---------------------------------------------------------------------------------------
 # hccn_tool (multi-node RoCE network of each chip)
 
@@ -302,25 +285,6 @@ def disk_facts(path):
         "writable": os.access(probe, os.W_OK | os.X_OK),
     })
     return facts
-
-
-def model_marker(cache_dir, model, revision):
-    # type: (str, str, str) -> Dict[str, object]
-    """Whether model_prefetch's completion marker says ``model`` at ``revision`` is complete.
-
-    The marker is ``<cache>/models/<Owner>/<Name>/.ascendfleet/complete`` holding JSON with
-    ``model`` and ``revision``.
-    """
-    marker = os.path.join(cache_dir, "models", model, ".ascendfleet", "complete")
-    result = {"model": model, "revision": revision, "marker": marker, "complete": False}
-    try:
-        with open(marker, "r") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return result
-    result["complete"] = bool(isinstance(data, dict) and data.get("model") == model
-                              and str(data.get("revision")) == str(revision))
-    return result
 
 
 def first_lines(text, count=3):

@@ -6,7 +6,7 @@
 PRIVATE to this collection; may change without notice. Standard library only (runs on the
 controller in filters and on hosts in modules, Python >= 3.8).
 
-A deployment is a dict from the inventory list ``vllm_compose_deployments``. ``plan()`` resolves
+A deployment is a dict from the inventory list ``ascendfleet_deployments``. ``plan()`` resolves
 every deployment of one host (built-in base < preset < role-wide defaults < deployment), checks
 it against what the host has (chip family, healthy cards, HBM, prefetched models) and returns
 the resolved deployments with their vllm command line, environment and image, plus every error
@@ -20,7 +20,17 @@ __metaclass__ = type
 import json
 import re
 
-# The seed procedure's flags for Qwen3.5-27B on 910B (shared/seed/README.md), and a text model.
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
+    FAMILY_VARIANT,
+    FactError,
+    container_model_path,
+    image_ref,
+    image_variant_of,
+    model_completeness,
+    model_dir,
+)
+
+# The seed procedure's flags for Qwen3.5-27B on 910B (the reference procedure, docs/architecture.md), and a text model.
 PRESETS = {
     "qwen3.5-27b": {
         "tensor_parallel_size": 2,
@@ -73,7 +83,7 @@ BASE = {
 
 KNOWN_KEYS = frozenset(BASE) | frozenset(("name", "model", "preset"))
 
-# The seed's environment (shared/seed/README.md, "Compose service").
+# The seed's environment (the reference procedure's compose service).
 SEED_ENV = (
     ("VLLM_USE_MODELSCOPE", "true"),
     ("PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"),
@@ -84,9 +94,6 @@ SEED_ENV = (
 )
 FLASHCOMM1 = "VLLM_ASCEND_ENABLE_FLASHCOMM1"
 
-# Image tag variant per chip family (vllm-ascend's naming: vX, vX-a3, vX-310p, each +-openeuler).
-FAMILY_VARIANT = {"910B": "", "A3": "-a3", "310P": "-310p"}
-
 # Models whose kernels fail under an 8-way tensor split on 910B with
 # "aclnnCausalConv1d failed ... blockDim is invalid" (the seed operator's report for Qwen3.5-27B):
 # the gated-DeltaNet linear-attention models (Qwen3.5, Qwen3-Next) run a causal conv1d whose
@@ -95,7 +102,6 @@ CAUSAL_CONV1D_MODELS = (re.compile(r"qwen3\.5", re.IGNORECASE), re.compile(r"qwe
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 MODEL_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-CONTAINER_MODELS = "/root/.cache/modelscope/hub/models"
 GMU_WARN = 0.95
 
 
@@ -162,54 +168,11 @@ def compilation_config_json(value):
         raise ValueError("%r cannot be rendered as JSON (%s)" % (value, exc))
 
 
-def image_ref(repository, version, family=None, os_flavour="openeuler", variant=None, image=None, digest=None):
-    """Image reference: ``repository:version<variant>[-openeuler]`` or an explicit ``image``; ``@digest`` pins it.
-
-    ``variant`` None means "from the chip family" (910B "", A3 "-a3", 310P "-310p").
-    """
-    if image:
-        ref = image
-    else:
-        if variant is None:
-            if family not in FAMILY_VARIANT:
-                raise DeployError("no vllm-ascend image variant for chip family %r (known: %s)"
-                                  % (family, ", ".join(sorted(FAMILY_VARIANT))))
-            variant = FAMILY_VARIANT[family]
-        if variant and not variant.startswith("-"):
-            variant = "-" + variant
-        suffix = "-openeuler" if os_flavour == "openeuler" else ""
-        ref = "%s:%s%s%s" % (repository, version, variant, suffix)
-    if digest:
-        if not re.match(r"^sha256:[0-9a-f]{64}$", digest):
-            raise DeployError("image digest %r is not sha256:<64 hex digits>" % digest)
-        ref = "%s@%s" % (ref.split("@", 1)[0], digest)
-    return ref
-
-
-def image_variant_of(ref):
-    """The family an image reference's tag is built for ("910B", "A3", "310P"), or None if unknown."""
-    tag = ref.split("@", 1)[0]
-    if ":" not in tag.rsplit("/", 1)[-1]:
-        return None
-    tag = tag.rsplit(":", 1)[1]
-    if re.search(r"-a3(-|$)", tag):
-        return "A3"
-    if re.search(r"-310p(-|$)", tag):
-        return "310P"
-    if re.match(r"^v?\d", tag):
-        return "910B"
-    return None
-
-
 def text_config(config):
     """The part of config.json holding the language model's sizes (``text_config`` for VL models)."""
     if isinstance(config, dict) and isinstance(config.get("text_config"), dict):
         return config["text_config"]
     return config if isinstance(config, dict) else {}
-
-
-def container_model_path(model):
-    return "%s/%s" % (CONTAINER_MODELS, model)
 
 
 def command(dep):
@@ -261,8 +224,8 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
          models=None, defaults=None, image=None, presets=None):
     """Resolve and validate every deployment of one host.
 
-    ``image``: dict with repository, version, os, variant (None = from family), image, digest and
-    mirror (a registry prefix put before the reference).
+    ``image``: the shared image settings as ``_facts.image_ref`` takes them (repository,
+    version, os, variant, image, digest, source, mirror).
     ``models``: ``{"Owner/Name": {"prefetched": bool, "revision": str, "reason": str,
     "config": {...}, "weights_bytes": int}}`` as the vllm_model_info module returns.
     Returns ``{"deployments": [...], "absent": [...], "errors": [...], "warnings": [...]}``.
@@ -273,13 +236,13 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
     healthy = sorted(set(healthy_device_ids)) if healthy_device_ids is not None else None
     if not isinstance(deployments, list):
         return {"deployments": [], "absent": [], "warnings": [],
-                "errors": ["%s: vllm_compose_deployments: must be a list of deployments, got %s. Fix: write it as a "
+                "errors": ["%s: ascendfleet_deployments: must be a list of deployments, got %s. Fix: write it as a "
                            "YAML list of mappings with at least name and model." % (host, type(deployments).__name__)]}
     seen_names = set()
     for index, raw in enumerate(deployments):
         label = "#%d" % (index + 1)
         if not isinstance(raw, dict):
-            errors.append(_msg(host, label, "vllm_compose_deployments[%d]" % index, "is not a mapping",
+            errors.append(_msg(host, label, "ascendfleet_deployments[%d]" % index, "is not a mapping",
                                "give each deployment as a mapping with name and model"))
             continue
         name = raw.get("name")
@@ -350,21 +313,17 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                    "choose among %s" % (", ".join(str(d) for d in healthy) or "none")))
         _check_model(dep, host, name, models.get(model), hbm_per_card_mb, errors, warnings)
         try:
-            dep["image"] = image_ref(image.get("repository"), dep.get("image_version") or image.get("version"), family,
-                                     image.get("os", "openeuler"), image.get("variant"),
-                                     dep.get("image") or image.get("image"), image.get("digest"))
-        except DeployError as exc:
-            errors.append(_msg(host, name, "vllm_compose_image_variant", str(exc),
-                               "set vllm_compose_image_variant (\"\", \"-a3\", \"-310p\") or vllm_compose_image"))
+            dep["image"] = image_ref(image, family, dep)
+        except FactError as exc:
+            errors.append(_msg(host, name, "ascendfleet_image_variant", str(exc),
+                               "set ascendfleet_image_variant (\"\", \"-a3\", \"-310p\") or ascendfleet_image"))
             continue
         built_for = image_variant_of(dep["image"])
         if family and built_for and built_for != family:
             errors.append(_msg(host, name, "image", "%s is the %s image variant but the host's chips are %s"
                                % (dep["image"], built_for, family),
-                               "use the %s variant (tag suffix %r) or leave vllm_compose_image_variant unset to choose it from the chips"
+                               "use the %s variant (tag suffix %r) or leave ascendfleet_image_variant unset to choose it from the chips"
                                % (family, FAMILY_VARIANT.get(family, "?"))))
-        if image.get("mirror"):
-            dep["image"] = "%s/%s" % (image["mirror"].rstrip("/"), dep["image"])
         info = models.get(model) or {}
         is_vl = dep["vision"] if dep.get("vision") is not None else "vision_config" in (info.get("config") or {})
         if is_vl and FLASHCOMM1 in dep["extra_env"] and _truthy_env(dep["extra_env"][FLASHCOMM1]):
@@ -480,11 +439,6 @@ def hbm_per_card(chips, device_ids=None):
 CONFIG_KEYS = ("max_position_embeddings", "model_type", "architectures", "torch_dtype", "linear_conv_kernel_dim")
 
 
-def model_dir(cache_dir, model):
-    """``<cache>/models/<Owner>/<Name>``, the layout model_prefetch writes (modelscope --local-dir)."""
-    return "%s/models/%s" % (cache_dir.rstrip("/"), model)
-
-
 def _small_config(config):
     """The parts of config.json the checks read (keeps module output small)."""
     out = {k: config[k] for k in CONFIG_KEYS if k in config}
@@ -495,59 +449,29 @@ def _small_config(config):
     return out
 
 
-def model_state(cache_dir, model, revision, opener=open, lister=None, sizer=None, hasher=None):
-    """What the cache holds for ``model`` at ``revision``, following the agreed completion marker.
+def model_state(cache_dir, model, revision, verify="quick"):
+    """What the cache holds for ``model`` at ``revision``, for planning a deployment.
 
-    The marker ``<model dir>/.ascendfleet/complete`` (JSON ``{"model", "revision",
-    "manifest_sha256"}``) is written last by model_prefetch, only when the files are verified
-    against ``.ascendfleet/manifest.json``. Returns ``{"path", "prefetched", "revision",
-    "reason", "config", "weights_bytes"}``; never raises for a missing or bad cache.
+    Completeness is ``_facts.model_completeness`` (the one reader: marker, manifest, every
+    file at its manifest size, hashes too with ``verify="full"``); for a complete model this
+    adds what the checks read from ``config.json`` and the size of the ``*.safetensors``
+    weights. Returns ``{"path", "prefetched", "revision" (the marker's), "reason", "config",
+    "weights_bytes"}``; never raises for a missing or bad cache.
     """
-    import hashlib
     import os
 
-    lister = lister or os.listdir
-    sizer = sizer or (lambda p: os.stat(p).st_size)
-
-    def sha256(path):
-        digest = hashlib.sha256()
-        with opener(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-
-    hasher = hasher or sha256
+    state = model_completeness(cache_dir, model, revision, verify)
     path = model_dir(cache_dir, model)
-    out = {"path": path, "prefetched": False, "revision": None, "reason": None, "config": {}, "weights_bytes": 0}
-    marker_path = path + "/.ascendfleet/complete"
-    try:
-        with opener(marker_path, "rb") as handle:
-            marker = json.loads(handle.read().decode("utf-8"))
-    except (IOError, OSError):
-        out["reason"] = "no completion marker %s" % marker_path
-        return out
-    except ValueError as exc:
-        out["reason"] = "completion marker %s is not JSON (%s)" % (marker_path, exc)
-        return out
-    if not isinstance(marker, dict) or marker.get("model") != model:
-        out["reason"] = "completion marker %s is for %r, not %s" % (marker_path, (marker or {}).get("model") if isinstance(marker, dict) else marker, model)
-        return out
-    out["revision"] = marker.get("revision")
-    if marker.get("revision") != revision:
-        out["reason"] = "completion marker %s is for revision %s, not %s" % (marker_path, marker.get("revision"), revision)
-        return out
-    manifest_path = path + "/.ascendfleet/manifest.json"
-    try:
-        actual = hasher(manifest_path)
-    except (IOError, OSError):
-        out["reason"] = "manifest %s is missing" % manifest_path
-        return out
-    if actual != marker.get("manifest_sha256"):
-        out["reason"] = "manifest %s changed since the marker was written (sha256 %s, marker says %s)" % (
-            manifest_path, actual, marker.get("manifest_sha256"))
+    out = {"path": path, "prefetched": False, "revision": state["cached_revision"], "reason": None,
+           "config": {}, "weights_bytes": 0}
+    if not state["complete"]:
+        reasons = state["reasons"]
+        if reasons == ["no completion marker"]:
+            reasons = ["no completion marker %s" % state["marker"]]
+        out["reason"] = "; ".join(reasons)
         return out
     try:
-        with opener(path + "/config.json", "rb") as handle:
+        with open(os.path.join(path, "config.json"), "rb") as handle:
             config = json.loads(handle.read().decode("utf-8"))
     except (IOError, OSError, ValueError) as exc:
         out["reason"] = "config.json of %s cannot be read (%s)" % (model, exc)
@@ -556,10 +480,7 @@ def model_state(cache_dir, model, revision, opener=open, lister=None, sizer=None
         out["reason"] = "config.json of %s is not a JSON object" % model
         return out
     out["config"] = _small_config(config)
-    total = 0
-    for entry in sorted(lister(path)):
-        if entry.endswith(".safetensors"):
-            total += sizer(path + "/" + entry)
-    out["weights_bytes"] = total
+    out["weights_bytes"] = sum(os.stat(os.path.join(path, entry)).st_size
+                               for entry in sorted(os.listdir(path)) if entry.endswith(".safetensors"))
     out["prefetched"] = True
     return out

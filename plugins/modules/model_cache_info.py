@@ -131,7 +131,7 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache
-from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import ModelPrefetchError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError
 
 
 def installed_version(venv):
@@ -166,7 +166,7 @@ def main():
             cache = ModelCache(module.params["cache_dir"], item["model"], item["revision"],
                                item["include"], item["exclude"])
             out.append(cache.inspect(module.params["verify"]))
-        except ModelPrefetchError as exc:
+        except ModelCacheError as exc:
             module.fail_json(msg=str(exc), model=item["model"])
         except (IOError, OSError) as exc:
             module.fail_json(msg="%s: cannot read the cache (%s)" % (item["model"], exc))

@@ -238,7 +238,7 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import fetch
-from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import ModelPrefetchError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError
 
 
 def main():
@@ -271,7 +271,7 @@ def main():
     params["check_mode"] = module.check_mode
     try:
         result = fetch(params, socket.gethostname())
-    except ModelPrefetchError as exc:
+    except ModelCacheError as exc:
         module.fail_json(msg=str(exc), model=params["model"], revision=params["revision"])
     except (IOError, OSError) as exc:
         module.fail_json(msg="host %s: %s@%s: %s" % (socket.gethostname(), params["model"],

@@ -95,8 +95,9 @@ options:
     default: ""
   models:
     description:
-      - Models planned on this host; for each, whether C(<cache_dir>/models/<model>/.ascendfleet/complete)
-        records that revision.
+      - Models planned on this host; for each, whether it is complete in the cache (the completion
+        marker of model_prefetch names that revision and every manifest file has its size; the
+        collection's one completeness reader).
     type: list
     elements: dict
     default: []
@@ -109,6 +110,14 @@ options:
         description: The revision the deployment uses.
         type: str
         default: master
+      include:
+        description: Include globs the copy must have been fetched with; unset accepts any.
+        type: list
+        elements: str
+      exclude:
+        description: Exclude globs the copy must have been fetched with; unset accepts any.
+        type: list
+        elements: str
   hccn_device_ids:
     description: Device ids to query with C(hccn_tool -i N -link -g) and C(-ip -g) (empty to skip).
     type: list
@@ -218,13 +227,15 @@ cache:
   description:
     - The cache directory; when it does not exist yet, C(mount_point), C(free_bytes), C(total_bytes)
       and C(writable) are those of C(probed_path), its nearest existing ancestor.
-    - C(models) holds, for each O(models) entry, C(model), C(revision), C(marker) and C(complete).
+    - C(models) holds, for each O(models) entry, C(model), C(revision), C(marker), C(complete) and
+      C(reasons) (why not complete).
   returned: when O(cache_dir) is set
   type: dict
   sample: {"path": "/mnt/disk2/modelscope", "exists": true, "type": "directory",
            "probed_path": "/mnt/disk2/modelscope", "mount_point": "/mnt/disk2", "free_bytes": 1099511627776,
            "total_bytes": 3298534883328, "writable": true,
            "models": [{"model": "Qwen/Qwen3.5-27B", "revision": "master", "complete": false,
+                       "reasons": ["no completion marker"],
                        "marker": "/mnt/disk2/modelscope/models/Qwen/Qwen3.5-27B/.ascendfleet/complete"}]}
 hccn:
   description:
@@ -243,6 +254,7 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_completeness
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     IMAGE_TOOLKIT_ROOTS,
     TOOLKIT_GLOBS,
@@ -251,7 +263,6 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     first_lines,
     image_probe_script,
     list_devices,
-    model_marker,
     parse_compose_version,
     parse_docker_version,
     parse_hccn_ip,
@@ -435,6 +446,8 @@ def main():
             models=dict(type="list", elements="dict", default=[], options=dict(
                 model=dict(type="str", required=True),
                 revision=dict(type="str", default="master"),
+                include=dict(type="list", elements="str"),
+                exclude=dict(type="list", elements="str"),
             )),
             hccn_device_ids=dict(type="list", elements="int", default=[]),
             hccn_tool=dict(type="path", default="/usr/local/Ascend/driver/tools/hccn_tool"),
@@ -474,8 +487,11 @@ def main():
         result["image"] = image_facts(module, cli, p["image"])
     if p["cache_dir"]:
         cache = disk_facts(p["cache_dir"])
-        cache["models"] = [model_marker(p["cache_dir"], m["model"], m["revision"])
-                           for m in p["models"]]
+        cache["models"] = []
+        for m in p["models"]:
+            state = model_completeness(p["cache_dir"], m["model"], m["revision"],
+                                       include=m["include"], exclude=m["exclude"])
+            cache["models"].append({k: state[k] for k in ("model", "revision", "marker", "complete", "reasons")})
         result["cache"] = cache
     if p["hccn_device_ids"]:
         result["hccn"] = hccn_facts(module, p["hccn_tool"], p["hccn_device_ids"])

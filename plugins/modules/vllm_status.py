@@ -37,7 +37,7 @@ attributes:
 options:
   deployments:
     description:
-      - The host's deployments, as in C(vllm_compose_deployments). Only C(name), C(model),
+      - The host's deployments, as in C(ascendfleet_deployments). Only C(name), C(model),
         C(revision) (default V(master)) and C(state) are read here.
     type: list
     elements: dict
@@ -93,13 +93,13 @@ EXAMPLES = r"""
 # What runs on each host and how it is doing (playbooks/status.yml does this, then renders a report)
 - name: Read the state of the NPUs and deployments
   ascendfleet.llm.vllm_status:
-    deployments: "{{ vllm_compose_deployments | default([]) }}"
+    deployments: "{{ ascendfleet_deployments | default([]) }}"
   register: __status_host
 
 # With an API key and the seed's model cache directory
 - name: Read the state with the endpoint key
   ascendfleet.llm.vllm_status:
-    deployments: "{{ vllm_compose_deployments }}"
+    deployments: "{{ ascendfleet_deployments }}"
     cache_dir: /mnt/disk2/modelscope
     api_key: "{{ vllm_compose_api_key }}"
   no_log: true

@@ -189,36 +189,14 @@ def test_image_variant_against_chip_family():
     msg = only_error(run([SEED_DEP], image=dict(IMAGE, variant="-a3")))
     assert msg == ("h1: deployment qwen: image: quay.io/ascend/vllm-ascend:v0.17.0rc1-a3-openeuler is the A3 image variant "
                    "but the host's chips are 910B. Fix: use the 910B variant (tag suffix '') or leave "
-                   "vllm_compose_image_variant unset to choose it from the chips")
+                   "ascendfleet_image_variant unset to choose it from the chips")
     msg = only_error(run([dict(SEED_DEP, image="quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler")], family="A3"))
     assert "is the 910B image variant but the host's chips are A3" in msg and "tag suffix '-a3'" in msg
 
 
-@pytest.mark.parametrize("family, os_flavour, expected", [
-    ("910B", "openeuler", "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"),
-    ("910B", "ubuntu", "quay.io/ascend/vllm-ascend:v0.17.0rc1"),
-    ("A3", "openeuler", "quay.io/ascend/vllm-ascend:v0.17.0rc1-a3-openeuler"),
-    ("A3", "ubuntu", "quay.io/ascend/vllm-ascend:v0.17.0rc1-a3"),
-    ("310P", "openeuler", "quay.io/ascend/vllm-ascend:v0.17.0rc1-310p-openeuler"),
-])
-def test_image_names(family, os_flavour, expected):
-    assert vd.image_ref("quay.io/ascend/vllm-ascend", "v0.17.0rc1", family, os_flavour) == expected
-
-
-def test_image_override_and_digest():
-    digest = "sha256:" + "a" * 64
-    assert vd.image_ref("r", "v1", "910B", image="mirror.local/vllm:custom") == "mirror.local/vllm:custom"
-    assert vd.image_ref("quay.io/ascend/vllm-ascend", "v0.17.0rc1", "910B", digest=digest) == \
-        "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler@" + digest
-    with pytest.raises(vd.DeployError, match="not sha256:<64 hex digits>"):
-        vd.image_ref("r", "v1", "910B", digest="sha256:abc")
-    with pytest.raises(vd.DeployError, match="no vllm-ascend image variant for chip family '910A'"):
-        vd.image_ref("r", "v1", "910A")
-
-
 def test_unknown_family_is_an_error_naming_the_fix():
     msg = only_error(run([SEED_DEP], family="910A"))
-    assert "vllm_compose_image_variant: no vllm-ascend image variant for chip family '910A'" in msg
+    assert "ascendfleet_image_variant: no vllm-ascend image variant for chip family '910A'" in msg
 
 
 def test_deployment_image_version_overrides_role_version():
@@ -306,9 +284,9 @@ def test_model_state_prefetched(tmp_path):
 
 @pytest.mark.parametrize("kwargs, revision, reason", [
     ({"marker": False}, "master", "no completion marker"),
-    ({}, "v2", "is for revision master, not v2"),
-    ({"manifest_ok": False}, "master", "changed since the marker was written"),
-    ({"marker_model": "Qwen/Other"}, "master", "is for 'Qwen/Other', not Qwen/Qwen3.5-27B"),
+    ({}, "v2", "marker is for revision 'master', 'v2' requested"),
+    ({"manifest_ok": False}, "master", "manifest does not match the marker's manifest_sha256"),
+    ({"marker_model": "Qwen/Other"}, "master", "marker is for model 'Qwen/Other'"),
 ])
 def test_model_state_not_prefetched(tmp_path, kwargs, revision, reason):
     write_model(str(tmp_path), **kwargs)
@@ -323,13 +301,14 @@ def test_mirror_prefix():
 
 def test_model_state_reads_what_model_prefetch_writes(tmp_path):
     """The agreed marker interface (ROLES.md), end to end: model_prefetch's writer, our reader."""
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
     from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
 
     path = write_model(str(tmp_path), marker=False)
-    raw = ms.dumps_manifest(ms.build_manifest(QWEN, "master", "a" * 40, [], "hub"))
+    raw = facts.dumps_manifest(ms.build_manifest(QWEN, "master", "a" * 40, [], "hub"))
     with open(os.path.join(path, ".ascendfleet", "manifest.json"), "wb") as handle:
         handle.write(raw)
     with open(os.path.join(path, ".ascendfleet", "complete"), "w") as handle:
-        json.dump(ms.build_marker(QWEN, "master", raw), handle)
+        json.dump(facts.build_marker(QWEN, "master", raw), handle)
     assert vd.model_state(str(tmp_path), QWEN, "master")["prefetched"] is True
     assert vd.model_state(str(tmp_path), QWEN, "v1.0")["prefetched"] is False
