@@ -242,7 +242,7 @@ def safe_relpath(path):
             or any(part in ("", ".", "..") for part in path.split("/"))
             or path.split("/")[0] == STATE_DIR):
         raise ModelCacheError("hub listed an unsafe file path %r; refusing to write outside "
-                               "the model directory" % (path,))
+                              "the model directory" % (path,))
     return path
 
 

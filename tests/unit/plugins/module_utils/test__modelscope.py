@@ -198,7 +198,7 @@ def test_check_marker_incomplete(change, reason):
             "sizes": {"config.json": 5, "model.safetensors": 10}, "include": []}
     args.update(change)
     reasons = facts.check_marker(args["marker"], args["manifest"], args["model"], args["revision"],
-                              args["sizes"], args["include"])
+                                 args["sizes"], args["include"])
     assert reasons == [reason]
 
 
