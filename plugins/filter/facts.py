@@ -53,7 +53,7 @@ def vllm_ascend_image(settings, family=None, deployment=None):
         raise AnsibleFilterError("vllm_ascend_image: %s" % exc)
 
 
-def planned_models_filter(deployments, defaults=None):
+def planned_models_filter(deployments, defaults=None, globs=True):
     """Unique (model, revision, include, exclude) of the present deployments."""
     if deployments is None:
         return []
@@ -61,7 +61,7 @@ def planned_models_filter(deployments, defaults=None):
         raise AnsibleFilterError("planned_models: expected a list of deployments, got %s"
                                  % type(deployments).__name__)
     try:
-        return planned_models(_plain(list(deployments)), _plain(defaults or {}))
+        return planned_models(_plain(list(deployments)), _plain(defaults or {}), bool(globs))
     except FactError as exc:
         raise AnsibleFilterError("planned_models: %s" % exc)
 

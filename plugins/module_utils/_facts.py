@@ -174,15 +174,16 @@ def container_model_path(model):
 
 # --------------------------------------------------------------------------- planned models
 
-def planned_models(deployments, defaults=None):
+def planned_models(deployments, defaults=None, globs=True):
     """Unique ``{model, revision, include, exclude}`` of the present deployments, first seen first.
 
     ``deployments`` are ``ascendfleet_deployments`` items (``name``, ``model``, ``revision``,
     ``state``, flags...) or model_prefetch entries (``model``, ``revision``, ``include``,
     ``exclude``); ``defaults`` (``ascendfleet_deployment_defaults``) supplies ``revision`` and
     ``state`` where an item has none, as vllm_compose resolves them. Items with ``state:
-    absent`` are skipped; ``revision`` defaults to ``master``. Raises FactError naming an item
-    without a model.
+    absent`` are skipped; ``revision`` defaults to ``master``. ``globs`` False leaves
+    ``include``/``exclude`` out (a consumer accepts a copy whatever globs it was fetched with).
+    Raises FactError naming an item without a model.
     """
     defaults = defaults or {}
     out = []
@@ -192,9 +193,9 @@ def planned_models(deployments, defaults=None):
         if item.get("state", defaults.get("state", "present")) == "absent":
             continue
         entry = {"model": item["model"],
-                 "revision": str(item.get("revision") or defaults.get("revision") or "master"),
-                 "include": list(item.get("include") or []),
-                 "exclude": list(item.get("exclude") or [])}
+                 "revision": str(item.get("revision") or defaults.get("revision") or "master")}
+        if globs:
+            entry.update(include=list(item.get("include") or []), exclude=list(item.get("exclude") or []))
         if entry not in out:
             out.append(entry)
     return out

@@ -144,6 +144,8 @@ def test_planned_models():
     # ascendfleet_deployment_defaults supplies revision and state, as vllm_compose resolves them
     assert facts.planned_models(deployments, {"revision": "v2"})[1]["revision"] == "v2"
     assert facts.planned_models([{"model": QWEN}], {"state": "absent"}) == []
+    assert facts.planned_models([{"model": QWEN, "include": ["*.json"]}], globs=False) == [
+        {"model": QWEN, "revision": "master"}]
     with pytest.raises(facts.FactError, match=r"entry 0 \(\{'name': 'x'\}\) has no 'model'"):
         facts.planned_models([{"name": "x"}])
     with pytest.raises(AnsibleFilterError, match="planned_models: expected a list"):
