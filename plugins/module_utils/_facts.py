@@ -167,6 +167,17 @@ def report_dir_path(report_dir, pwd=None, playbook_dir=None):
     return os.path.join(pwd or playbook_dir or os.getcwd(), report_dir)
 
 
+def models_option():
+    """The argument spec of the ``models`` option of every module that reads the model cache
+    (documented once in the doc fragment ascendfleet.llm.models)."""
+    return dict(type="list", elements="dict", default=[], options=dict(
+        model=dict(type="str", required=True),
+        revision=dict(type="str", default="master"),
+        include=dict(type="list", elements="str"),
+        exclude=dict(type="list", elements="str"),
+    ))
+
+
 def container_model_path(model):
     """Where the container sees ``model`` (``Owner/Name``)."""
     return "%s/%s" % (CONTAINER_MODELS, model)

@@ -76,20 +76,22 @@ def container_labels(ids, run, docker="docker"):
     return labels, problem
 
 
+def pid_containers(pids, proc_root="/proc"):
+    # type: (Iterable[int], str) -> Dict[int, Optional[str]]
+    """The container id of each PID (None for a process outside any container)."""
+    return dict((pid, container_id(pid, proc_root)) for pid in sorted(set(pids)))
+
+
 def pid_owners(pids, run, label=DEFAULT_LABEL, proc_root="/proc", docker="docker"):
     # type: (Iterable[int], Optional[RunFn], str, str, str) -> Tuple[Dict[int, Optional[str]], List[str]]
     """Map each PID to the ``label`` value of its container (None when unknown).
 
     Returns (owners, warnings). ``run`` None means docker is unavailable.
     """
-    owners = {}  # type: Dict[int, Optional[str]]
     warnings = []  # type: List[str]
-    by_pid = {}  # type: Dict[int, str]
-    for pid in sorted(set(pids)):
-        owners[pid] = None
-        cid = container_id(pid, proc_root)
-        if cid:
-            by_pid[pid] = cid
+    cids = pid_containers(pids, proc_root)
+    owners = dict((pid, None) for pid in cids)  # type: Dict[int, Optional[str]]
+    by_pid = dict((pid, cid) for pid, cid in cids.items() if cid)  # type: Dict[int, str]
     if not by_pid:
         return owners, warnings
     if run is None:

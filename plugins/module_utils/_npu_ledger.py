@@ -26,6 +26,8 @@ import tempfile
 from typing import Dict, List, Optional
 
 LEDGER_VERSION = 1
+# Where npu_assign keeps the ledger unless told otherwise (doc fragment ascendfleet.llm.ledger).
+DEFAULT_PATH = "/var/lib/ascendfleet/npu-assignments.json"
 
 
 class LedgerError(ValueError):

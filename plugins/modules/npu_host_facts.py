@@ -25,16 +25,9 @@ description:
     caller decides the verdict. Only invalid options fail the module.
 author:
   - ascendfleet maintainers (@ascendfleet)
-attributes:
-  check_mode:
-    support: full
-    description: Runs the same read-only probes in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything on the host.
+extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
+  - ascendfleet.llm.models
 options:
   driver_dir:
     description: Ascend driver directory; C(version.info) in it is read.
@@ -93,31 +86,6 @@ options:
     description: The model cache directory to report on (empty to skip).
     type: path
     default: ""
-  models:
-    description:
-      - Models planned on this host; for each, whether it is complete in the cache (the completion
-        marker of model_prefetch names that revision and every manifest file has its size; the
-        collection's one completeness reader).
-    type: list
-    elements: dict
-    default: []
-    suboptions:
-      model:
-        description: C(Owner/Name).
-        type: str
-        required: true
-      revision:
-        description: The revision the deployment uses.
-        type: str
-        default: master
-      include:
-        description: Include globs the copy must have been fetched with; unset accepts any.
-        type: list
-        elements: str
-      exclude:
-        description: Exclude globs the copy must have been fetched with; unset accepts any.
-        type: list
-        elements: str
   hccn_device_ids:
     description: Device ids to query with C(hccn_tool -i N -link -g) and C(-ip -g) (empty to skip).
     type: list
@@ -254,7 +222,8 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_completeness
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_completeness, models_option
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_tool, run_tool
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     IMAGE_TOOLKIT_ROOTS,
     TOOLKIT_GLOBS,
@@ -276,8 +245,6 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     parse_install_info,
     parse_version_info,
 )
-
-C_LOCALE = {"LC_ALL": "C", "LANGUAGE": "C", "LANG": "C"}
 
 
 def _read(path):
@@ -339,17 +306,13 @@ def host_cann(dirs):
 def docker_facts(module, executable):
     result = {"cli": None, "client_version": None, "server_version": None, "reachable": False,
               "error": None, "compose_version": None, "compose_error": None}
-    if os.sep in executable:
-        cli = executable if os.access(executable, os.X_OK) else None
-    else:
-        cli = module.get_bin_path(executable, required=False)
+    cli = find_tool(module, executable)
     if not cli:
         result["error"] = "the docker CLI (%s) is not installed" % executable
         result["compose_error"] = result["error"]
         return result
     result["cli"] = cli
-    rc, out, err = module.run_command([cli, "version", "--format", "{{json .}}"],
-                                      environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [cli, "version", "--format", "{{json .}}"])
     try:
         result.update(parse_docker_version(out))
     except HostFactsError as exc:
@@ -358,7 +321,7 @@ def docker_facts(module, executable):
         result["reachable"] = True
     elif not result["error"]:
         result["error"] = first_lines(err) or "docker version exited %d without an Engine version" % rc
-    rc, out, err = module.run_command([cli, "compose", "version"], environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [cli, "compose", "version"])
     if rc == 0:
         try:
             result["compose_version"] = parse_compose_version(out)
@@ -375,15 +338,13 @@ def image_facts(module, cli, image):
     if not cli:
         result["error"] = "the docker CLI is not installed"
         return result
-    rc, out, err = module.run_command([cli, "image", "inspect", "--format", "{{.Id}}", image],
-                                      environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [cli, "image", "inspect", "--format", "{{.Id}}", image])
     if rc != 0:
         result["error"] = first_lines(err) or "docker image inspect exited %d" % rc
         return result
     result.update(present=True, id=out.strip() or None)
-    rc, out, err = module.run_command(
-        [cli, "run", "--rm", "--pull", "never", "--network", "none", "--entrypoint", "/bin/sh",
-         image, "-c", image_probe_script()], environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [cli, "run", "--rm", "--pull", "never", "--network", "none", "--entrypoint",
+                                     "/bin/sh", image, "-c", image_probe_script()])
     if rc != 0:
         result["error"] = "reading the toolkit files of %s failed (rc %d): %s" % (
             image, rc, first_lines(err + "\n" + out) or "no output")
@@ -410,14 +371,12 @@ def hccn_facts(module, tool, device_ids):
         if not present:
             entry["error"] = "%s is not an executable file" % tool
             continue
-        rc, out, err = module.run_command([tool, "-i", str(device), "-link", "-g"],
-                                          environ_update=C_LOCALE)
+        rc, out, err = run_tool(module, [tool, "-i", str(device), "-link", "-g"])
         try:
             if rc != 0:
                 raise HostFactsError(first_lines(out + "\n" + err) or "exit %d" % rc)
             entry["link"] = parse_hccn_link(out)
-            rc, out, err = module.run_command([tool, "-i", str(device), "-ip", "-g"],
-                                              environ_update=C_LOCALE)
+            rc, out, err = run_tool(module, [tool, "-i", str(device), "-ip", "-g"])
             if rc != 0:
                 raise HostFactsError(first_lines(out + "\n" + err) or "exit %d" % rc)
             entry.update(parse_hccn_ip(out))
@@ -443,12 +402,7 @@ def main():
             docker_executable=dict(type="str", default="docker"),
             image=dict(type="str", default=""),
             cache_dir=dict(type="path", default=""),
-            models=dict(type="list", elements="dict", default=[], options=dict(
-                model=dict(type="str", required=True),
-                revision=dict(type="str", default="master"),
-                include=dict(type="list", elements="str"),
-                exclude=dict(type="list", elements="str"),
-            )),
+            models=models_option(),
             hccn_device_ids=dict(type="list", elements="int", default=[]),
             hccn_tool=dict(type="path", default="/usr/local/Ascend/driver/tools/hccn_tool"),
         ),

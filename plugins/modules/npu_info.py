@@ -23,17 +23,8 @@ description:
 author:
   - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
   - ascendfleet.llm.npu_smi
-attributes:
-  check_mode:
-    support: full
-    description: Runs the same read-only command in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
 notes:
   - A chip is C(idle) when its health is C(OK), no row of the process table names it, and
     its device memory use is at most O(idle_threshold_pct).
@@ -171,7 +162,7 @@ chips:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_run import npu_smi_info
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import npu_smi_info
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     DEFAULT_IDLE_THRESHOLD_PCT,
     detect_family,
