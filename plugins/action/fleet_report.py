@@ -14,33 +14,12 @@ as on the hosts) and returns which files it rewrote in ``rewritten``.
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import report_dir_path
-
-
-def write_if_changed(path, data, mode=0o644):
-    """Write ``data`` (bytes) to ``path`` atomically unless it already holds exactly that; True if written."""
-    try:
-        with open(path, "rb") as handle:
-            if handle.read() == data:
-                return False
-    except (IOError, OSError):
-        pass
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".%s." % os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import write_if_changed
 
 
 class ActionModule(ActionBase):

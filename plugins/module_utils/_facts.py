@@ -31,6 +31,8 @@ import json
 import os
 import re
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import file_size, read_bytes
+
 # --------------------------------------------------------------------------- releases and images
 
 # vllm-ascend release -> CANN lines in its images -> oldest host driver (Ascend HDK) for them
@@ -355,21 +357,6 @@ def verify_entries(files, observed):
     return bad
 
 
-def _read_bytes(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def _file_size(path):
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
-
-
 def model_completeness(cache_dir, model, revision="master", verify="quick", include=None, exclude=None):
     """Is ``model`` at ``revision`` complete in the cache under ``cache_dir``? THE one reader.
 
@@ -394,14 +381,14 @@ def model_completeness(cache_dir, model, revision="master", verify="quick", incl
     paths = state_paths(mdir)
     out = {"model": model, "revision": revision, "model_dir": mdir, "marker": paths["marker"],
            "complete": False, "reasons": [], "bytes": None, "cached_revision": None}
-    marker_raw = _read_bytes(paths["marker"])
+    marker_raw = read_bytes(paths["marker"])
     try:
         marker = json.loads(marker_raw.decode("utf-8")) if marker_raw is not None else None
     except (ValueError, UnicodeDecodeError):
         marker = None
     if isinstance(marker, dict) and marker.get("model") == model:
         out["cached_revision"] = marker.get("revision")
-    manifest_raw = _read_bytes(paths["manifest"])
+    manifest_raw = read_bytes(paths["manifest"])
     manifest = None
     sizes = {}
     if manifest_raw is not None:
@@ -411,14 +398,14 @@ def model_completeness(cache_dir, model, revision="master", verify="quick", incl
             manifest = None
     if manifest:
         for item in manifest["files"]:
-            sizes[item["path"]] = _file_size(os.path.join(mdir, item["path"]))
+            sizes[item["path"]] = file_size(os.path.join(mdir, item["path"]))
     reasons = check_marker(marker_raw, manifest_raw, model, revision, sizes, include, exclude)
     if not reasons and verify == "full":
         observed = {}
         for item in manifest["files"]:
             path = os.path.join(mdir, item["path"])
             try:
-                observed[item["path"]] = (_file_size(path), sha256_file(path))
+                observed[item["path"]] = (file_size(path), sha256_file(path))
             except (IOError, OSError):
                 observed[item["path"]] = (None, None)
         reasons = ["%s: %s" % bad for bad in verify_entries(manifest["files"], observed)]

@@ -21,25 +21,11 @@ import time
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
     sha256_file, state_paths, verify_entries)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
-    HubClient, ModelLock, ModelPrefetchError, atomic_write, build_manifest,
+    HubClient, ModelLock, ModelPrefetchError, build_manifest,
     bytes_to_download, diff_files, filter_files, format_progress, model_dir, mount_device,
     mount_point, space_error, space_shortfall, total_size, validate_model_id, validate_revision)
-
-
-def _read(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def _size(path):
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
 
 
 class ModelCache:
@@ -59,7 +45,7 @@ class ModelCache:
 
     # -- inspection (never reads model bytes unless verify == full) ----------------------
     def manifest(self):
-        raw = _read(self.paths["manifest"])
+        raw = read_bytes(self.paths["manifest"])
         if raw is None:
             return None
         try:
@@ -77,8 +63,8 @@ class ModelCache:
         out = {}
         for item in files:
             path = os.path.join(self.dir, item["path"])
-            out[item["path"]] = _size(path)
-            partial = _size(path + ".incomplete")
+            out[item["path"]] = file_size(path)
+            partial = file_size(path + ".incomplete")
             if partial is not None:
                 out[item["path"] + ".incomplete"] = partial
         return out
@@ -92,7 +78,7 @@ class ModelCache:
         free = st.f_bavail * st.f_frsize
         if space_shortfall(needed, free, margin):
             mount = mount_point(probe)
-            device = mount_device(mount, (_read("/proc/mounts") or b"").decode("utf-8", "replace"))
+            device = mount_device(mount, (read_bytes("/proc/mounts") or b"").decode("utf-8", "replace"))
             raise ModelPrefetchError(space_error(self.host, mount, device, self.model,
                                                  self.revision, needed, free, margin))
         return needed, free
@@ -154,12 +140,12 @@ class ModelCache:
                     continue
             except OSError:
                 pass
-            partial = _size(path + ".incomplete")  # modelscope CLI partial
+            partial = file_size(path + ".incomplete")  # modelscope CLI partial
             if partial is None:
                 head, tail = os.path.split(path)
                 temps = glob.glob(os.path.join(head, "." + glob.escape(tail) + ".*"))  # rsync temp
                 temps += glob.glob(os.path.join(head, ".rsync-partial", glob.escape(tail)))
-                partial = sum(_size(t) or 0 for t in temps)
+                partial = sum(file_size(t) or 0 for t in temps)
             done += min(partial or 0, int(item["size"]))
         return done, finished
 
@@ -196,7 +182,7 @@ class ModelCache:
                     proc.wait()
                     rc = -9
                     break
-        raw = (_read(log_path) or b"").decode("utf-8", "replace")
+        raw = (read_bytes(log_path) or b"").decode("utf-8", "replace")
         return rc, error_lines(raw), time.time() - started
 
     # -- verification --------------------------------------------------------------------
@@ -204,7 +190,7 @@ class ModelCache:
         observed = {}
         for item in files:
             path = os.path.join(self.dir, item["path"])
-            size = _size(path)
+            size = file_size(path)
             observed[item["path"]] = (size, sha256_file(path) if size == int(item["size"]) else None)
         return verify_entries(files, observed)
 
@@ -384,7 +370,7 @@ def _expected_files(cache, params):
                                  % (cache.host, src, proc.returncode,
                                     proc.stdout.decode("utf-8", "replace").strip()[-300:],
                                     cache.model, cache.revision))
-    manifest = parse_manifest(_read(tmp), src)
+    manifest = parse_manifest(read_bytes(tmp), src)
     os.unlink(tmp)
     if manifest.get("model") != cache.model or manifest.get("revision") != cache.revision:
         raise ModelPrefetchError("host %s: source %s holds %s@%s, not %s@%s"

@@ -239,22 +239,6 @@ def format_progress(model, done, total, elapsed, files_done=None, files_total=No
         model, format_bytes(done), format_bytes(total), pct, format_bytes(rate), count, eta)
 
 
-def atomic_write(path, data, mode=0o644):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.rename(tmp, path)
-    dfd = os.open(os.path.dirname(path), os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
-
 # -- lock --------------------------------------------------------------------------------
 class ModelLock:
     """Exclusive fcntl lock on ``<model dir>/.ascendfleet/lock``; the holder is written into it.

@@ -22,8 +22,9 @@ import errno
 import fcntl
 import json
 import os
-import tempfile
 from typing import Dict, List, Optional
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write
 
 LEDGER_VERSION = 1
 # Where npu_assign keeps the ledger unless told otherwise (doc fragment ascendfleet.llm.ledger).
@@ -132,24 +133,5 @@ class Lock(object):
 
 def write(path, assignments, mode=0o644):
     # type: (str, Dict[str, List[int]], int) -> None
-    """Atomically replace the ledger: temp file in the same directory, fsync, rename."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix=".npu-ledger-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(dumps(assignments))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Atomically replace the ledger (``_files.atomic_write``)."""
+    atomic_write(path, dumps(assignments).encode("utf-8"), mode)

@@ -10,7 +10,8 @@ import yaml
 
 from ansible.errors import AnsibleActionFail
 from ansible.playbook.task import Task
-from ansible_collections.ascendfleet.llm.plugins.action.fleet_report import ActionModule, write_if_changed
+from ansible_collections.ascendfleet.llm.plugins.action.fleet_report import ActionModule
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import write_if_changed
 
 ROOT = pathlib.Path(__file__).resolve().parents[4]
 
