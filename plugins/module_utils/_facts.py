@@ -54,7 +54,7 @@ DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 # --------------------------------------------------------------------------- host and container paths
 
-# Where the seed's compose file mounts the model cache in the container (models are served by
+# Where the reference procedure's compose file mounts the model cache in the container (models are served by
 # their path under it: <CONTAINER_MODELS>/<Owner>/<Name>).
 CONTAINER_MODELS = "/root/.cache/modelscope/hub/models"
 # Host paths the vllm-ascend container mounts read-only (driver, npu-smi, dcmi): npu_verify

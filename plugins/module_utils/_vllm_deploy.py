@@ -30,7 +30,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     model_dir,
 )
 
-# The seed procedure's flags for Qwen3.5-27B on 910B (the reference procedure, docs/architecture.md), and a text model.
+# The reference procedure's flags for Qwen3.5-27B on 910B (docs/architecture.md), and a text model.
 PRESETS = {
     "qwen3.5-27b": {
         "tensor_parallel_size": 2,
@@ -83,8 +83,8 @@ BASE = {
 
 KNOWN_KEYS = frozenset(BASE) | frozenset(("name", "model", "preset"))
 
-# The seed's environment (the reference procedure's compose service).
-SEED_ENV = (
+# The environment of the reference procedure's compose service.
+REFERENCE_ENV = (
     ("VLLM_USE_MODELSCOPE", "true"),
     ("PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"),
     ("HCCL_BUFFSIZE", "512"),
@@ -95,7 +95,7 @@ SEED_ENV = (
 FLASHCOMM1 = "VLLM_ASCEND_ENABLE_FLASHCOMM1"
 
 # Models whose kernels fail under an 8-way tensor split on 910B with
-# "aclnnCausalConv1d failed ... blockDim is invalid" (the seed operator's report for Qwen3.5-27B):
+# "aclnnCausalConv1d failed ... blockDim is invalid" (the reference operator's report for Qwen3.5-27B):
 # the gated-DeltaNet linear-attention models (Qwen3.5, Qwen3-Next) run a causal conv1d whose
 # block dimension is derived from the per-rank head count.
 CAUSAL_CONV1D_MODELS = (re.compile(r"qwen3\.5", re.IGNORECASE), re.compile(r"qwen3-next", re.IGNORECASE))
@@ -205,8 +205,8 @@ def command(dep):
 
 
 def environment(dep, is_vl):
-    """Container environment: the seed's, FlashComm v1 off for VL models, then extra_env."""
-    env = dict(SEED_ENV)
+    """Container environment: the reference procedure's, FlashComm v1 off for VL models, then extra_env."""
+    env = dict(REFERENCE_ENV)
     if is_vl:
         env[FLASHCOMM1] = "0"
     for key, value in (dep.get("extra_env") or {}).items():

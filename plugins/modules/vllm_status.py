@@ -78,7 +78,7 @@ EXAMPLES = r"""
     deployments: "{{ ascendfleet_deployments | default([]) }}"
   register: __status_host
 
-# With an API key and the seed's model cache directory
+# With an API key and the reference procedure's model cache directory
 - name: Read the state with the endpoint key
   ascendfleet.llm.vllm_status:
     deployments: "{{ ascendfleet_deployments }}"
