@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Action for ascendfleet.llm.model_fetch: run the module, and with ``async`` show progress.
 

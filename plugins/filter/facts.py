@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Filters exposing what the collection knows (module_utils/_facts.py) to roles and playbooks.
 
@@ -7,9 +7,7 @@ Documentation: fleet_fact.yml, vllm_ascend_image.yml, planned_models.yml and rep
 beside this file.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Filters judging and rendering the fleet status (playbooks/status.yml).
 
@@ -7,9 +7,7 @@ Documentation: fleet_status.yml, fleet_status_text.yml, fleet_status_markdown.ym
 fleet_status_html.yml beside this file.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.filter.facts import _plain

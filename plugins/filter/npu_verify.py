@@ -1,14 +1,12 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Filters judging a host for the npu_verify role (module_utils/_npu_verify.py).
 
 Documentation: npu_verify_python.yml, npu_verify_judge.yml and npu_verify_fleet.yml beside this file.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.filter.facts import _plain

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Ascend driver / firmware / CANN and vllm-ascend version strings: parse, compare, match.
 
@@ -12,9 +12,7 @@ build tag (``21.0.4.B030``); case varies (``24.1.RC2``). So ``24.1.rc2 < 24.1.rc
 24.1.0 < 24.1.0.1 < 24.2.rc1``. vllm-ascend tags read like PEP 440 (``v0.17.0rc1 < v0.17.0``).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

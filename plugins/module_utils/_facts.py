@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """What the collection knows about the world, in one place: the home of every cross-role fact.
 
@@ -22,9 +22,7 @@ Every role, module and playbook reads these facts from here (YAML through the fi
 * :func:`model_completeness`: THE answer to "is this model complete in the cache".
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import json

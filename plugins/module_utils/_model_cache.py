@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """One model in the host's cache: inspect it, fetch it (hub CLI or rsync), verify, mark it.
 
@@ -7,9 +7,7 @@ PRIVATE to this collection; may change without notice. Standard library only (ru
 managed hosts, Python >= 3.8). The pure rules live in ``_modelscope``; this file does the I/O.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import glob
 import json

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """ModelScope model cache: ids, hub file lists, manifest, completion marker, space math, lock.
 
@@ -10,9 +10,7 @@ The layout of a cached model, its manifest and completion marker, and the comple
 are facts of the collection: they live in ``_facts`` (marker layout, ``model_completeness``).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import fcntl

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """npu_verify's checks: is an Ascend host ready to serve vllm-ascend? Pure judgement, no I/O.
 
@@ -14,9 +14,7 @@ the host), "fix" (what to do, or None)}``. ``reason(finding)`` is the one-line t
 and the failure message show: ``<message>; fix: <fix>``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """vLLM-Ascend deployments under Docker Compose: presets, merging, validation, rendering data.
 
@@ -13,9 +13,7 @@ the resolved deployments with their vllm command line, environment and image, pl
 and warning as a message naming the host, the deployment, the variable and the fix.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import re
