@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ascendfleet.llm contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Reading and atomically replacing small files: the one way the collection writes its state files
+"""Reading and atomically replacing small files, and where a path lives (its mount point): the one
+way the collection writes its state files
 (model manifest, completion marker, progress, the npu_assign ledger) and its reports.
 
 PRIVATE to this collection; may change without notice. Standard library only (runs on the
@@ -63,3 +64,25 @@ def write_if_changed(path, data, mode=0o644):
         return False
     atomic_write(path, data, mode)
     return True
+
+
+def mount_point(path):
+    """The mount point holding ``path`` (``path`` itself may be a mount point)."""
+    current = os.path.realpath(path)
+    while not os.path.ismount(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current
+
+
+def existing_ancestor(path):
+    """``path`` or its nearest ancestor that exists."""
+    current = os.path.abspath(path)
+    while not os.path.exists(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current

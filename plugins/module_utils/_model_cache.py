@@ -19,11 +19,11 @@ import time
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
     sha256_file, state_paths, verify_entries)
-from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, read_bytes
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, mount_point, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
     HubClient, ModelLock, ModelPrefetchError, build_manifest,
     bytes_to_download, diff_files, filter_files, format_progress, model_dir, mount_device,
-    mount_point, space_error, space_shortfall, total_size, validate_model_id, validate_revision)
+    space_error, space_shortfall, total_size, validate_model_id, validate_revision)
 
 
 class ModelCache:

@@ -173,16 +173,6 @@ def space_error(host, mount, device, model, revision, needed, free, margin):
                format_bytes(space_shortfall(needed, free, margin))))
 
 
-def mount_point(path):
-    """Nearest existing ancestor's mount point of ``path``."""
-    path = os.path.realpath(path)
-    while not os.path.exists(path):
-        path = os.path.dirname(path)
-    while not os.path.ismount(path):
-        path = os.path.dirname(path)
-    return path
-
-
 def mount_device(mount, mounts_text):
     """Device of ``mount`` from /proc/mounts text (last entry wins, as the kernel shows)."""
     device = "unknown"

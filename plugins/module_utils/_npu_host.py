@@ -22,6 +22,7 @@ import re
 import stat
 from typing import Dict, List, Optional
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import existing_ancestor, mount_point
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     NpuSmiParseError,
     parse_key_values,
@@ -244,30 +245,6 @@ def path_facts(path):
     else:
         kind = "other"
     return {"path": path, "exists": True, "type": kind}
-
-
-def mount_point(path):
-    # type: (str) -> str
-    """The mount point holding ``path`` (``path`` itself may be a mount point)."""
-    current = os.path.realpath(path)
-    while not os.path.ismount(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
-
-
-def existing_ancestor(path):
-    # type: (str) -> str
-    """``path`` or its nearest ancestor that exists."""
-    current = os.path.abspath(path)
-    while not os.path.exists(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
 
 
 def disk_facts(path):
