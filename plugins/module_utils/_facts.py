@@ -65,6 +65,9 @@ HOST_MOUNTS = (
     "/usr/local/Ascend/driver/version.info",
     "/etc/ascend_install.info",
 )
+# Where a CANN toolkit keeps its version files, on a host or in an image: ``ascend-toolkit/latest``
+# is the layout up to CANN 8.3 (and a link kept by later installers), ``cann`` the CANN 8.5+ one.
+TOOLKIT_DIRS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
 # Control device nodes every NPU container needs besides its /dev/davinciN.
 CONTROL_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 
@@ -82,6 +85,7 @@ DEFAULTS = {
     "image_source": "pull",
     "host_mounts": list(HOST_MOUNTS),
     "control_devices": list(CONTROL_DEVICES),
+    "toolkit_dirs": list(TOOLKIT_DIRS),
     "releases": [dict(row) for row in RELEASES],
     "families": sorted(FAMILY_VARIANT),
     "container_models": CONTAINER_MODELS,

@@ -22,6 +22,7 @@ import re
 import stat
 from typing import Dict, List, Optional
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import TOOLKIT_DIRS
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import existing_ancestor, mount_point
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     NpuSmiParseError,
@@ -106,22 +107,17 @@ def toolkit_version_from_files(files):
     return None
 
 
-# Where a CANN toolkit keeps its version files, host or image. ``ascend-toolkit/latest`` is
-# the layout up to CANN 8.3 (and a link kept by later installers), ``cann`` the CANN 8.5+ one.
+# The version files under a CANN toolkit root (roots: _facts.TOOLKIT_DIRS).
 TOOLKIT_GLOBS = (
     "{root}/*-linux/" + TOOLKIT_INFO_NAME,
     "{root}/" + VERSION_CFG_NAME,
-)
-IMAGE_TOOLKIT_ROOTS = (
-    "/usr/local/Ascend/ascend-toolkit/latest",
-    "/usr/local/Ascend/cann",
 )
 
 # Printed by the shell script that reads an image's toolkit files, one block per file.
 FILE_MARK = "==> ascendfleet-file: "
 
 
-def image_probe_script(roots=IMAGE_TOOLKIT_ROOTS):
+def image_probe_script(roots=TOOLKIT_DIRS):
     # type: (tuple) -> str
     """POSIX sh that prints every toolkit version file under ``roots`` after a marker line."""
     patterns = " ".join(g.format(root=r) for r in roots for g in TOOLKIT_GLOBS)

@@ -220,10 +220,9 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_completeness, models_option
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import TOOLKIT_DIRS, model_completeness, models_option
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_tool, run_tool
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
-    IMAGE_TOOLKIT_ROOTS,
     TOOLKIT_GLOBS,
     HostFactsError,
     disk_facts,
@@ -354,7 +353,7 @@ def image_facts(module, cli, image):
         return result
     if parsed is None:
         result["error"] = "no CANN toolkit version file in %s (looked for %s)" % (
-            image, ", ".join(g.format(root=r) for r in IMAGE_TOOLKIT_ROOTS for g in TOOLKIT_GLOBS))
+            image, ", ".join(g.format(root=r) for r in TOOLKIT_DIRS for g in TOOLKIT_GLOBS))
         return result
     result.update(cann_version=parsed["version"], source=parsed["source"])
     return result
@@ -389,9 +388,7 @@ def main():
             driver_dir=dict(type="path", default="/usr/local/Ascend/driver"),
             firmware_dir=dict(type="path", default="/usr/local/Ascend/firmware"),
             install_info=dict(type="path", default="/etc/ascend_install.info"),
-            toolkit_dirs=dict(type="list", elements="path",
-                              default=["/usr/local/Ascend/ascend-toolkit/latest",
-                                       "/usr/local/Ascend/cann"]),
+            toolkit_dirs=dict(type="list", elements="path", default=list(TOOLKIT_DIRS)),
             device_ids=dict(type="list", elements="int", default=[]),
             control_devices=dict(type="list", elements="str",
                                  default=["davinci_manager", "devmm_svm", "hisi_hdc"]),
