@@ -66,23 +66,22 @@ def write_if_changed(path, data, mode=0o644):
     return True
 
 
-def mount_point(path):
-    """The mount point holding ``path`` (``path`` itself may be a mount point)."""
-    current = os.path.realpath(path)
-    while not os.path.ismount(current):
+def _nearest(path, found):
+    """``path`` or its nearest ancestor for which ``found`` holds (``/`` at the latest)."""
+    current = path
+    while not found(current):
         parent = os.path.dirname(current)
         if parent == current:
             break
         current = parent
     return current
+
+
+def mount_point(path):
+    """The mount point holding ``path`` (``path`` itself may be a mount point)."""
+    return _nearest(os.path.realpath(path), os.path.ismount)
 
 
 def existing_ancestor(path):
     """``path`` or its nearest ancestor that exists."""
-    current = os.path.abspath(path)
-    while not os.path.exists(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
+    return _nearest(os.path.abspath(path), os.path.exists)
