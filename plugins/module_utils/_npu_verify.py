@@ -335,9 +335,12 @@ def check_hccn(ctx):
            + [p for p in ports if p.get("error") is not None])
     if not bad:
         return []
-    listed = "; ".join("/dev/davinci%s %s" % (p["device_id"], p["error"] if p.get("error") is not None
-                                                else "link %s%s" % (p.get("link"), "" if p.get("ipaddr") else ", no IP address"))
-                       for p in sorted(bad, key=lambda p: p["device_id"]))
+
+    def state(port):
+        if port.get("error") is not None:
+            return port["error"]
+        return "link %s%s" % (port.get("link"), "" if port.get("ipaddr") else ", no IP address")
+    listed = "; ".join("/dev/davinci%s %s" % (p["device_id"], state(p)) for p in sorted(bad, key=lambda p: p["device_id"]))
     return [finding("hccn", True, "%s: RoCE network of %d chip(s) not ready (%s); needs link UP and an address on every chip "
                     "for multi-node serving" % (ctx.host, len(bad), listed),
                     "check cables and switch ports (`hccn_tool -i N -link -g`), set the addresses (`hccn_tool -i N -ip -s "

@@ -66,8 +66,9 @@ def host_facts(chips=None):
         "install_info": {"path": "/etc/ascend_install.info", "exists": True, "error": None,
                          "values": parse_install_info(text("etc-ascend_install.info-driver-firmware-full-HwHiAiUser.txt"))},
         "host_cann": {"found": False, "version": None, "arch": None, "source": None, "error": None},
-        "devices": [{"path": c["device_path"], "name": c["device_path"][5:], "exists": True, "type": "char"} for c in chips]
-                   + [{"path": "/dev/" + n, "name": n, "exists": True, "type": "char"} for n in ("davinci_manager", "devmm_svm", "hisi_hdc")],
+        "devices": ([{"path": c["device_path"], "name": c["device_path"][5:], "exists": True, "type": "char"} for c in chips]
+                    + [{"path": "/dev/" + n, "name": n, "exists": True, "type": "char"}
+                       for n in ("davinci_manager", "devmm_svm", "hisi_hdc")]),
         "paths": [{"path": p, "exists": True, "type": "file"} for p in fleet_fact("host_mounts")],
         "docker": docker,
         "image": {"name": IMAGE, "present": False, "id": None, "cann_version": None, "source": None,
