@@ -4,6 +4,7 @@
 #   ascendfleet-sim/base:latest   debootstrap --variant=minbase bookworm + python3 +
 #                                 ca-certificates + this machine's CA bundle
 #   ascendfleet-sim/host:latest   base + docker.io & co (host-packages.txt) + Compose v2 plugin
+#   ascendfleet-sim/registry:latest  base + Debian's docker-registry (registry-packages.txt)
 # then the stand-in vllm-ascend images (tests/sim/vllm/build.sh, when it exists).
 # Each image is also tagged :in-<hash of its inputs>; an existing tag is reused, so a fresh
 # clone on the same machine (CI) skips the slow stages. See tests/sim/images/simimg.py.
@@ -73,7 +74,7 @@ docker_build() { # docker_build TAG DOCKERFILE BUILD-ARG...
   DOCKER_BUILDKIT=0 docker build -q --rm --force-rm -f "$images/$df" "${args[@]}" -t "$ref" "$ctx" >/dev/null 2>"$ctx/build.err" \
     || { cat "$ctx/build.err" >&2; echo "build-images: docker build of $ref failed" >&2; exit 1; }
 }
-cp "$images/host-packages.txt" "$ctx/"
+cp "$images/host-packages.txt" "$images/registry-packages.txt" "$ctx/"
 cp "$ca_bundle" "$ctx/ca-certificates.crt"
 cp "$compose_bin" "$ctx/docker-compose"
 chmod 0755 "$ctx/docker-compose"
@@ -82,6 +83,7 @@ build_rootfs() { "$images/rootfs.sh" "$1" "$APT_ARCHIVE" "$ctx/apt"; }
 build_host_pkgs() { docker_build "$1" Dockerfile.host-pkgs "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
 build_base() { docker_build "$1" Dockerfile.base "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
 build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }
+build_registry() { docker_build "$1" Dockerfile.registry "BASE=ascendfleet-sim/base:$BASE_TAG"; }
 
 if ! have "ascendfleet-sim/base:$BASE_TAG" \
    || { ! have "ascendfleet-sim/host:$HOST_TAG" && ! have "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }; then
@@ -90,15 +92,19 @@ fi
 have "ascendfleet-sim/host:$HOST_TAG" || stage "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
 stage "ascendfleet-sim/base:$BASE_TAG" build_base
 stage "ascendfleet-sim/host:$HOST_TAG" build_host
+stage "ascendfleet-sim/registry:$REGISTRY_TAG" build_registry
 docker tag "ascendfleet-sim/base:$BASE_TAG" ascendfleet-sim/base:latest
 docker tag "ascendfleet-sim/host:$HOST_TAG" ascendfleet-sim/host:latest
-echo "build-images: ascendfleet-sim/base:latest = :$BASE_TAG, ascendfleet-sim/host:latest = :$HOST_TAG"
+docker tag "ascendfleet-sim/registry:$REGISTRY_TAG" ascendfleet-sim/registry:latest
+echo "build-images: ascendfleet-sim/base:latest = :$BASE_TAG, ascendfleet-sim/host:latest = :$HOST_TAG," \
+  "ascendfleet-sim/registry:latest = :$REGISTRY_TAG"
 # Keep the current input tags and the two newest others per image (another branch's inputs);
 # older ones are untagged (an image still used by a container stays).
 keep_others=2
-for repo in rootfs host-pkgs base host; do
+for repo in rootfs host-pkgs base host registry; do
   case $repo in
     rootfs) cur=$ROOTFS_TAG ;; host-pkgs) cur=$HOST_PKGS_TAG ;; base) cur=$BASE_TAG ;; host) cur=$HOST_TAG ;;
+    registry) cur=$REGISTRY_TAG ;;
   esac
   stale=$(docker images "ascendfleet-sim/$repo" --format '{{.Tag}}' | { grep '^in-' || true; } \
     | { grep -vx "$cur" || true; } | tail -n +$((keep_others + 1)))

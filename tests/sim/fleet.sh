@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The simulated Ascend fleet (test infrastructure, never shipped): one container per host of
 # inventories/sim/hosts.yml, each running its own Docker Engine with the NPU surface of its
-# profile, plus the stand-in ModelScope hub. Idempotent.
+# profile, plus the stand-in ModelScope hub and the site registry (tests/sim/registry). Idempotent.
 #   fleet.sh up         build/reuse images, start the network, hub and hosts, wait for each
 #                       host's Docker Engine
 #   fleet.sh down       remove the hosts, the hub, their volumes and the network (images stay)
@@ -174,6 +174,8 @@ cmd_up() {
     hosts+=("$name")
   done
   wait_hosts "${hosts[@]}"
+  # The registry of the simulated site (the pull path, vllm_compose_image_source: pull).
+  ASCENDFLEET_SIM_NETWORK=$network "$here/registry/registry.sh" fleet "${hosts[@]}"
   say "up in $(( $(date +%s) - t0 ))s: ${hosts[*]}"
   cmd_status
 }
@@ -191,6 +193,7 @@ cmd_down() {
     names+=("$hub")
     vols+=("$hub-state")
   fi
+  "$here/registry/registry.sh" down
   for name in "${names[@]}"; do
     if docker inspect "$name" >/dev/null 2>&1; then
       [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$name")" ] \
