@@ -203,7 +203,7 @@ def image_registry(ref):
 # Checked in order; the first match wins. {registry} and {ref} are filled in.
 _PULL_FAILURES = (
     (r"manifest unknown|not found: manifest|manifest for .* not found",
-     "{registry} does not serve {ref} (no such tag, or no such digest in that repository)",
+     "{registry} does not serve it (no such tag, or no such digest in that repository)",
      "check the tag (vllm_compose_image_version, or the deployment's image_version/image) and "
      "vllm_compose_image_digest against what the registry holds; a pinned digest must be one the registry serves"),
     (r"no basic auth credentials|unauthorized|authentication required|denied|403 Forbidden",

@@ -25,7 +25,7 @@ def test_pull_failure_as_the_role_calls_it():
     stderr = ('Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend:v0.99.0rc1-openeuler '
               'not found: manifest unknown: manifest unknown')
     text = vllm_compose_pull_failure(stderr, "reg:5000/quay.io/ascend/vllm-ascend:v0.99.0rc1-openeuler")
-    assert text.startswith("reg:5000 does not serve reg:5000/quay.io/ascend/vllm-ascend:v0.99.0rc1-openeuler")
+    assert text.startswith("reg:5000 does not serve it (no such tag, or no such digest in that repository). Fix: ")
 
 
 def test_as_the_role_calls_it():

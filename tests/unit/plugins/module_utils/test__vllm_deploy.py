@@ -361,7 +361,7 @@ MIRROR_REF = "reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler"
 
 @pytest.mark.parametrize("message, cause, fix", [
     ("Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler not found: "
-     "manifest unknown: manifest unknown", "reg:5000 does not serve " + MIRROR_REF, "vllm_compose_image_version"),
+     "manifest unknown: manifest unknown", "reg:5000 does not serve it (no such tag", "vllm_compose_image_version"),
     ("Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend@sha256:" + "0" * 64
      + " not found: manifest unknown: manifest unknown", "no such digest", "vllm_compose_image_digest"),
     ('Error response from daemon: Head "https://reg:5000/v2/ascend-private/vllm-ascend/manifests/v1": '
