@@ -15,7 +15,7 @@
 #                                        (tests/sim/vllm/build.sh --list) + trust (fleet.sh up)
 #   tests/sim/registry/registry.sh down                     remove the container
 #
-# The container (ascendfleet-sim/registry, from tests/sim/build-images.sh) runs tests/sim/registry/serve:
+# The container ($ASCENDFLEET_SIM_IMAGE_PREFIX/registry, from tests/sim/build-images.sh) runs tests/sim/registry/serve:
 # the real distribution registry three times, TLS from a CA it generates, basic auth on :5001, plain
 # HTTP on :5002. It joins the sim network, so the hosts reach it as <name>:<port>; its ports are
 # published on 127.0.0.1 only (random ports), from where this machine's engine pushes (Docker
@@ -28,7 +28,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 name=${ASCENDFLEET_SIM_REGISTRY:-ascendfleet-sim-registry}
 network=${ASCENDFLEET_SIM_NETWORK:-ascendfleet-sim}
 user=${ASCENDFLEET_SIM_REGISTRY_USER:-ascendfleet}
-image=ascendfleet-sim/registry:latest
+# shellcheck source=tests/sim/simenv.sh
+. "$here/simenv.sh"
+image=$(sim_image registry)
 source_repo=quay.io/ascend/vllm-ascend
 state=/var/lib/ascendfleet-sim-registry
 say() { echo "registry: $*"; }
