@@ -105,7 +105,8 @@ cmd_push() {
   [ -n "$p" ] || die "$name is not running (registry.sh up)"
   # A login of our own: this machine's ~/.docker/config.json is not touched.
   cfg=$(mktemp -d /tmp/ascendfleet-sim-registry-push.XXXXXX)
-  trap 'rm -rf "$cfg"' RETURN
+  push_cfg=$cfg
+  trap 'rm -rf "$push_cfg"' EXIT
   if [ "$private" = 1 ]; then
     printf '%s\n' "$password" | DOCKER_CONFIG=$cfg docker login -u "$user" --password-stdin "127.0.0.1:$p" >/dev/null
   fi
