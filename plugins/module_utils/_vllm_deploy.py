@@ -232,8 +232,8 @@ def pull_failure(ref, message):
     text = " ".join(str(message or "").split())
     for pattern, what, fix in _PULL_FAILURES:
         if re.search(pattern, text, re.IGNORECASE):
-            return "%s. Fix: %s. (Docker said: %s)" % (what.format(registry=registry, ref=ref),
-                                                     fix.format(registry=registry, ref=ref), text or "nothing")
+            return "%s. Fix: %s. (Docker said: %s)" % (
+                what.format(registry=registry, ref=ref), fix.format(registry=registry, ref=ref), text or "nothing")
     return "pulling %s from %s failed. Fix: see Docker's message: %s" % (ref, registry, text or "(none)")
 
 
