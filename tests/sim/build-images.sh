@@ -4,6 +4,7 @@
 #   ascendfleet-sim/base:latest   debootstrap --variant=minbase bookworm + python3 +
 #                                 ca-certificates + this machine's CA bundle
 #   ascendfleet-sim/host:latest   base + docker.io & co (host-packages.txt) + Compose v2 plugin
+#   ascendfleet-sim/prometheus:latest  base + Debian's prometheus package (real Prometheus, promtool)
 # then the stand-in vllm-ascend images (tests/sim/vllm/build.sh, when it exists).
 # Each image is also tagged :in-<hash of its inputs>; an existing tag is reused, so a fresh
 # clone on the same machine (CI) skips the slow stages. See tests/sim/images/simimg.py.
@@ -82,6 +83,7 @@ build_rootfs() { "$images/rootfs.sh" "$1" "$APT_ARCHIVE" "$ctx/apt"; }
 build_host_pkgs() { docker_build "$1" Dockerfile.host-pkgs "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
 build_base() { docker_build "$1" Dockerfile.base "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
 build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }
+build_prometheus() { docker_build "$1" Dockerfile.prometheus "BASE=ascendfleet-sim/base:$BASE_TAG"; }
 
 if ! have "ascendfleet-sim/base:$BASE_TAG" \
    || { ! have "ascendfleet-sim/host:$HOST_TAG" && ! have "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }; then
@@ -90,15 +92,19 @@ fi
 have "ascendfleet-sim/host:$HOST_TAG" || stage "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
 stage "ascendfleet-sim/base:$BASE_TAG" build_base
 stage "ascendfleet-sim/host:$HOST_TAG" build_host
+stage "ascendfleet-sim/prometheus:$PROMETHEUS_TAG" build_prometheus
 docker tag "ascendfleet-sim/base:$BASE_TAG" ascendfleet-sim/base:latest
 docker tag "ascendfleet-sim/host:$HOST_TAG" ascendfleet-sim/host:latest
-echo "build-images: ascendfleet-sim/base:latest = :$BASE_TAG, ascendfleet-sim/host:latest = :$HOST_TAG"
+docker tag "ascendfleet-sim/prometheus:$PROMETHEUS_TAG" ascendfleet-sim/prometheus:latest
+echo "build-images: ascendfleet-sim/base:latest = :$BASE_TAG, ascendfleet-sim/host:latest = :$HOST_TAG," \
+  "ascendfleet-sim/prometheus:latest = :$PROMETHEUS_TAG"
 # Keep the current input tags and the two newest others per image (another branch's inputs);
 # older ones are untagged (an image still used by a container stays).
 keep_others=2
-for repo in rootfs host-pkgs base host; do
+for repo in rootfs host-pkgs base host prometheus; do
   case $repo in
     rootfs) cur=$ROOTFS_TAG ;; host-pkgs) cur=$HOST_PKGS_TAG ;; base) cur=$BASE_TAG ;; host) cur=$HOST_TAG ;;
+    prometheus) cur=$PROMETHEUS_TAG ;;
   esac
   stale=$(docker images "ascendfleet-sim/$repo" --format '{{.Tag}}' | { grep '^in-' || true; } \
     | { grep -vx "$cur" || true; } | tail -n +$((keep_others + 1)))

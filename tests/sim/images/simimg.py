@@ -213,6 +213,7 @@ def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
     host-pkgs  rootfs + docker.io & co (slow, ~1 min)
     base       rootfs + the machine's CA bundle (seconds)
     host       host-pkgs + CA bundle + Compose v2 plugin (seconds)
+    prometheus base + Debian's prometheus package (monitoring scenarios; ~1 min)
     The CA bundle goes in last so a changed bundle only costs the two fast stages.
     """
     sources = apt_sources_for_image(mirrors)
@@ -240,11 +241,16 @@ def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
         ("ca-bundle", ca),
         ("docker-compose", _read(compose_bin)),
     ])
+    prometheus = input_hash([
+        ("base", base),
+        ("Dockerfile.prometheus", _read(os.path.join(images_dir, "Dockerfile.prometheus"))),
+    ])
     return {
         "ROOTFS_TAG": "in-" + rootfs,
         "HOST_PKGS_TAG": "in-" + host_pkgs,
         "BASE_TAG": "in-" + base,
         "HOST_TAG": "in-" + host,
+        "PROMETHEUS_TAG": "in-" + prometheus,
         "APT_ARCHIVE": mirrors["archive"],
         "APT_SECURITY": mirrors["security"],
     }
