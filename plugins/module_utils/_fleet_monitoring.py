@@ -55,7 +55,7 @@ THRESHOLDS = {
     "ttft_threshold_seconds": ("positive", 5.0),
     "ttft_for": ("duration", "10m"),
     "npu_unhealthy_for": ("duration", "1m"),
-    "hbm_usage_threshold": ("ratio", 0.97),
+    "hbm_usage_threshold": ("ratio", 0.99),
     "hbm_usage_for": ("duration", "15m"),
     "image_mismatch_for": ("duration", "30m"),
     "npu_exporter_down_for": ("duration", "5m"),
