@@ -481,6 +481,7 @@ def dashboard(vllm_job=VLLM_JOB, npu_exporter_job=NPU_EXPORTER_JOB, title="ascen
         panels.append(panel)
         x += w
         row_h = max(row_h, h)
+
     def var(name, query, label):
         return {"name": name, "label": label, "type": "query", "datasource": ds,
                 "query": {"query": query, "refId": "PrometheusVariableQueryEditor-VariableQuery"},
