@@ -58,7 +58,7 @@ else
   fi
 fi
 
-inputs="$(cd "$here" && cat Dockerfile vllm_sim.py build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
+inputs="$(cd "$here" && cat Dockerfile vllm_sim.py cli_lists.json build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
 
 for tag in "${tags[@]}"; do
   [[ "$tag" =~ $tag_re ]]
