@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Generate plugins/module_utils/_vllm_cli_data.py: what each supported vllm-ascend release's vLLM accepts.
 
 For every vllm-ascend release in RELEASES this reads, from the real sources and without importing vLLM
@@ -22,14 +21,14 @@ Provenance (vllm-ascend commit, the Dockerfile line, the wheel's file name and s
 every parsed file) is written next to the data. Not run in CI (it needs the network); its output is
 committed and tests/unit/plugins/module_utils/test_vllm_cli_data.py checks its shape.
 
-    scripts/gen-vllm-cli-data.py [--vllm-ascend-repo DIR] [--download-dir DIR] [--check]
+    python scripts/gen-vllm-cli-data.py [--vllm-ascend-repo DIR] [--download-dir DIR] [--check]
 """
 import argparse
 import ast
 import datetime
 import hashlib
+import json
 import pathlib
-import pprint
 import re
 import subprocess
 import sys
@@ -176,7 +175,7 @@ class ClassIndex:
                             if re.match(r"(typing\.)?(ClassVar|InitVar)\b", ast.unparse(ann)):
                                 continue
                             fields[stmt.target.id] = ann
-                    bases = [ast.unparse(b).split(".")[-1] for b in node.bases]
+                    bases = [ast.unparse(b).rsplit(".", maxsplit=1)[-1] for b in node.bases]
                     self.classes.setdefault(node.name, (bases, fields))
                     decorators = " ".join(ast.unparse(d) for d in node.decorator_list)
                     if re.search(r"dataclass|config", decorators):
@@ -364,7 +363,7 @@ def generate(repo, download_dir):
 
 
 def render(releases):
-    body = pprint.pformat(releases, indent=1, width=110, sort_dicts=True)
+    body = json.dumps(releases, indent=4, sort_keys=True)  # JSON of str/list/dict only: a Python literal
     return (
         '# -*- coding: utf-8 -*-\n'
         '# Copyright: ascendfleet.llm contributors\n'
@@ -377,7 +376,7 @@ def render(releases):
         'from __future__ import absolute_import, division, print_function\n\n'
         '__metaclass__ = type\n\n'
         'GENERATOR = "scripts/gen-vllm-cli-data.py"\n'
-        'GENERATED = %r\n\n'
+        'GENERATED = "%s"\n\n'
         'RELEASES = %s\n' % (datetime.date.today().isoformat(), body)
     )
 
