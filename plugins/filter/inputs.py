@@ -63,7 +63,8 @@ def input_errors(variables, host="host", roles=ROLES):
         try:
             if name in variables and not (isinstance(variables[name], str) and variables[name] == UNSET):
                 values[name] = variables[name]
-        except Exception as exc:  # pylint: disable=broad-except - an undefined or broken template
+        except Exception as exc:  # pylint: disable=broad-except
+            # an undefined or broken template
             errors.append(message(host, name, "cannot be evaluated (%s)" % exc, "fix the expression or the variables it uses"))
     return errors + check(str(host), options, values)
 

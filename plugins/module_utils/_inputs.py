@@ -156,8 +156,7 @@ def check_value(host, name, value, spec, rule=None):
     elements = (spec or {}).get("elements")
     if kind == "list" and elements and elements != "raw":
         for index, item in enumerate(converted or []):
-            good, _ = convert(item, elements)
-            if not good:
+            if not convert(item, elements)[0]:
                 return [message(host, "%s[%d]" % (name, index), "%s is not of type %s" % (_describe(item), elements),
                                 "give every item of %s as a %s" % (name, elements))]
     rule = rule or RULES.get(name)
