@@ -67,14 +67,21 @@ CLI_LISTS_PATHS = (
 )
 
 
+_LISTS = []
+
+
 def release_lists():
-    """The lists of this image's release (ASCENDFLEET_SIM_VLLM_VERSION), or None."""
-    version = os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION)
-    for path in CLI_LISTS_PATHS:
-        if path and os.path.isfile(path):
-            with open(path, encoding="utf-8") as handle:
-                return json.load(handle).get(version)
-    return None
+    """The lists of this image's release (ASCENDFLEET_SIM_VLLM_VERSION), or None (read once)."""
+    if not _LISTS:
+        version = os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION)
+        found = None
+        for path in CLI_LISTS_PATHS:
+            if path and os.path.isfile(path):
+                with open(path, encoding="utf-8") as handle:
+                    found = json.load(handle).get(version)
+                break
+        _LISTS.append(found)
+    return _LISTS[0]
 
 
 def unknown_flags(extras, known):
