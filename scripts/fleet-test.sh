@@ -29,6 +29,8 @@ cd "$top"
 [ -x "$top/.venv/bin/ansible-playbook" ] && export PATH="$top/.venv/bin:$PATH"
 export ANSIBLE_CONFIG=${ANSIBLE_CONFIG:-$top/ansible.cfg}
 export ANSIBLE_FORCE_COLOR=${ANSIBLE_FORCE_COLOR:-0}
+# Each task's start time and duration in the logs, and the slowest tasks after each run.
+export ANSIBLE_CALLBACKS_ENABLED=${ANSIBLE_CALLBACKS_ENABLED:-ansible.posix.profile_tasks}
 
 inventory=${ASCENDFLEET_FLEET_INVENTORY:-}
 roll_to=${ASCENDFLEET_FLEET_ROLL_TO:-}
