@@ -113,16 +113,32 @@ def _sim_ready():
 needs_sim = pytest.mark.skipif(not _sim_ready(), reason="needs Docker and the sim's assets (make sim-assets)")
 
 
-def fleet_test(tmp_path, inv, prefix, *extra):
+PREFIX = "fleetci-t"
+
+
+@pytest.fixture(scope="module")
+def sim_fleet():
+    """One simulated fleet for the module: the example's run keeps it up (--keep), the broken
+    changes then run against the deployed fleet, as a team's next change would; removed at the end."""
+    works = []
+    yield works
+    if works:
+        env = dict(ENV, ASCENDFLEET_SIM_INVENTORY=str(works[-1] / "sim-inventory.yml"),
+                   ASCENDFLEET_SIM_NETWORK=PREFIX + "-net", ASCENDFLEET_SIM_HUB_NAME=PREFIX + "-hub")
+        subprocess.run([str(TOP / "tests" / "sim" / "fleet.sh"), "down"], env=env, capture_output=True, timeout=600, check=False)
+
+
+def fleet_test(tmp_path, sim_fleet, inv, *extra):
     work = tmp_path / "work"
-    result = subprocess.run([str(TOP / "scripts" / "fleet-test.sh"), "-i", str(inv / "hosts.yml"), "--prefix", prefix,
-                             "--work", str(work), *extra],
+    sim_fleet.append(work)
+    result = subprocess.run([str(TOP / "scripts" / "fleet-test.sh"), "-i", str(inv / "hosts.yml"), "--prefix", PREFIX,
+                             "--work", str(work), "--keep", *extra],
                             capture_output=True, text=True, env=ENV, timeout=2400, check=False)
     return result, work
 
 
 @needs_sim
-def test_example_with_a_vaulted_api_key_converges_is_idempotent_answers_and_rolls_forward(tmp_path):
+def test_example_with_a_vaulted_api_key_converges_is_idempotent_answers_and_rolls_forward(tmp_path, sim_fleet):
     inv = copy_example(tmp_path)
     password = tmp_path / "vault-password"
     password.write_text("fleet-test-vault-password\n")
@@ -133,7 +149,7 @@ def test_example_with_a_vaulted_api_key_converges_is_idempotent_answers_and_roll
     assert SECRET not in vault.read_text()
     with open(inv / "group_vars" / "ascend_servers" / "rollout.yml", "a", encoding="utf-8") as handle:
         handle.write('vllm_compose_api_key: "{{ vault_vllm_api_key }}"\n')
-    result, work = fleet_test(tmp_path, inv, "fleetci-t-ok", "--roll-to", "v0.18.0rc1", "--vault-password-file", str(password))
+    result, work = fleet_test(tmp_path, sim_fleet, inv, "--roll-to", "v0.18.0rc1", "--vault-password-file", str(password))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-6000:]
     for phase in ("sim-up", "converge", "idempotence", "verify", "roll-forward", "verify-rolled"):
@@ -157,16 +173,16 @@ def test_example_with_a_vaulted_api_key_converges_is_idempotent_answers_and_roll
       "vllm_compose_image_variant: \"-a3\"\nvllm_compose_deployment_defaults:\n"),
      "is the A3 image variant but the host's chips are 910B"),
 ], ids=["port-collision", "image-for-the-wrong-chip"])
-def test_a_broken_change_fails_with_the_collections_message(tmp_path, change, message):
+def test_a_broken_change_fails_with_the_collections_message(tmp_path, sim_fleet, change, message):
     inv = copy_example(tmp_path)
     path, old, new = change
     text = (inv / path).read_text()
     assert old in text
     (inv / path).write_text(text.replace(old, new))
-    result, _work = fleet_test(tmp_path, inv, "fleetci-t-bad")
+    result, _work = fleet_test(tmp_path, sim_fleet, inv)
     out = result.stdout + result.stderr
     assert result.returncode != 0, out[-3000:]
     assert message in out, out[-6000:]
     assert "fleet-test: converge failed" in out
-    assert ("fleet-test: npu-b01 ran on sim host fleetci-t-bad-npu-b01 (stock profile seed-910b2; mapping group "
+    assert ("fleet-test: npu-b01 ran on sim host fleetci-t-npu-b01 (stock profile seed-910b2; mapping group "
             "npu_910b) and stands for npu-b01, npu-b02, npu-b03") in out
