@@ -269,7 +269,7 @@ cmd_status() {
   done < <(inventory_hosts)
   [ "$with_hub" = 0 ] && return 0
   state=$(cstate "$hub")
-  printf '%-20s %-14s %-9s %-15s %s\n' "$hub" "-" "$state" "127.0.0.1:$hub_port" "$( [ "$state" = running ] && echo "http://$hub:8080 from the hosts" || echo -)"
+  printf '%-20s %-14s %-9s %-15s %s\n' "$hub" "-" "$state" "${hub_port:+127.0.0.1:$hub_port}" "$( [ "$state" = running ] && echo "http://$hub:8080 from the hosts" || echo -)"
 }
 
 cmd_endpoints() {

@@ -27,11 +27,20 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIM = os.path.dirname(HERE)
 
-# The product's input names this planner reads, each in one place (issue 13 renames them).
+# The collection's input names the plan reads or sets, each in this one place.
 DEPLOYMENTS_VAR = "vllm_compose_deployments"
 DEPLOYMENT_DEFAULTS_VAR = "vllm_compose_deployment_defaults"
 IMAGE_VERSION_VAR = "vllm_compose_image_version"
 IMAGE_OS_VAR = "vllm_compose_image_os"
+API_KEY_VAR = "vllm_compose_api_key"
+# The stood-in services' addresses (overlay.yml): name -> value template.
+SERVICE_VARS = (
+    ("model_prefetch_endpoint", "http://{hub}:8080"),
+    ("model_prefetch_wheelhouse", "{cache}/wheelhouse"),
+    ("vllm_compose_image_source", "archive"),
+    ("vllm_compose_image_archive_dir", "{cache}/images"),
+    ("vllm_compose_report_dir", "{work}/reports"),
+)
 # The group every product playbook targets.
 FLEET_GROUP = "ascend_servers"
 # What the mapping file's hardware may say; chips/busy/driver are the issue's four facts.
@@ -352,17 +361,13 @@ def plan(args):
         "ansible_python_interpreter: \"{{ ansible_playbook_python if %s else '/usr/bin/python3' }}\"" % local,
         "# 2. The stood-in services: the hub stand-in, the stand-in images (air-gapped archives),",
         "#    the modelscope CLI from the sim's wheelhouse; reports stay in the work directory.",
-        "model_prefetch_endpoint: http://%s:8080" % hub_name,
-        "model_prefetch_wheelhouse: %s/wheelhouse" % cache,
-        "vllm_compose_image_source: archive",
-        "vllm_compose_image_archive_dir: %s/images" % cache,
-        "vllm_compose_report_dir: %s" % os.path.join(os.path.abspath(args.work), "reports"),
-        "",
-    ]
+    ] + ["%s: %s" % (name, value.format(hub=hub_name, cache=cache, work=os.path.abspath(args.work)))
+         for name, value in SERVICE_VARS] + [""]
     write(os.path.join(args.work, "overlay.yml"), "\n".join(overlay))
     result = {"inventory": args.inventory, "mapping": mapping_path, "hub": hub_name,
               "limit": ",".join([s["real"] for s in sims] + ["localhost"]),
               "image_tags": tags, "roll_to": args.roll_to, "image_version_var": IMAGE_VERSION_VAR,
+              "api_key_var": API_KEY_VAR,
               "hosts": sims}
     write(os.path.join(args.work, "plan.json"), json.dumps(result, indent=2) + "\n")
     return result
