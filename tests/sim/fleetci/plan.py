@@ -151,6 +151,9 @@ def derive_profile(where, hardware, profiles):
     want = {k: hardware[k] for k in hardware}
     if "busy" in want:
         want["busy"] = sorted(want["busy"])
+    for key in ("driver", "model"):  # YAML reads driver: 25.0 as a number
+        if key in want:
+            want[key] = str(want[key])
     family = str(want["family"]).upper()
     candidates = [(n, p) for n, p in profiles.items()
                   if str(p.get("family", "")).upper() == family and len(chips_of(p)) == want["chips"]
