@@ -74,7 +74,8 @@ rm -rf "$work/profiles" "$work/reports" "$work"/*.log
 . tests/sim/simenv.sh
 export ASCENDFLEET_SIM_INVENTORY=$work/sim-inventory.yml ASCENDFLEET_SIM_NETWORK=$prefix-net \
   ASCENDFLEET_SIM_HUB_NAME=$prefix-hub ASCENDFLEET_SIM_HUB_PORT="" \
-  ASCENDFLEET_SIM_HUB_CONFIG=$work/hub.json ASCENDFLEET_SIM_PROFILES_DIR=$work/profiles
+  ASCENDFLEET_SIM_HUB_CONFIG=$work/hub.json ASCENDFLEET_SIM_PROFILES_DIR=$work/profiles \
+  ASCENDFLEET_SIM_WITH_REGISTRY=0
 
 say() { echo "fleet-test: $*"; }
 t_start=$(date +%s)
@@ -93,7 +94,7 @@ teardown() {
   local rc=$?
   if [ "$keep" = 1 ]; then
     say "--keep: the sim hosts stay up; remove them with:"
-    say "  ASCENDFLEET_SIM_INVENTORY=$ASCENDFLEET_SIM_INVENTORY ASCENDFLEET_SIM_NETWORK=$ASCENDFLEET_SIM_NETWORK ASCENDFLEET_SIM_HUB_NAME=$ASCENDFLEET_SIM_HUB_NAME tests/sim/fleet.sh down"
+    say "  ASCENDFLEET_SIM_INVENTORY=$ASCENDFLEET_SIM_INVENTORY ASCENDFLEET_SIM_NETWORK=$ASCENDFLEET_SIM_NETWORK ASCENDFLEET_SIM_HUB_NAME=$ASCENDFLEET_SIM_HUB_NAME ASCENDFLEET_SIM_WITH_REGISTRY=0 tests/sim/fleet.sh down"
   else
     tests/sim/fleet.sh down >"$work/down.log" 2>&1 || { cat "$work/down.log" >&2; say "tear-down failed (log above)"; }
   fi

@@ -10,6 +10,7 @@
 # Env: ASCENDFLEET_SIM_INVENTORY (default inventories/sim/hosts.yml),
 #      ASCENDFLEET_SIM_WAIT (seconds to wait for each host's dockerd, default 120),
 #      ASCENDFLEET_SIM_NETWORK (default ascendfleet-sim), ASCENDFLEET_SIM_HUB=0 (no hub),
+#      ASCENDFLEET_SIM_WITH_REGISTRY=0 (neither start nor remove the sim registry),
 #      ASCENDFLEET_SIM_CACHE / ASCENDFLEET_SIM_IMAGE_PREFIX (tests/sim/simenv.sh),
 #      ASCENDFLEET_SIM_HUB_NAME (default ascendfleet-sim-hub), ASCENDFLEET_SIM_HUB_PORT
 #      (loopback port published for the hub, default 18080; empty publishes none),
@@ -29,6 +30,7 @@ base_image=$(sim_image base)
 inventory=${ASCENDFLEET_SIM_INVENTORY:-$top/inventories/sim/hosts.yml}
 network=${ASCENDFLEET_SIM_NETWORK:-ascendfleet-sim}
 with_hub=${ASCENDFLEET_SIM_HUB:-1}
+with_registry=${ASCENDFLEET_SIM_WITH_REGISTRY:-1}
 hub=${ASCENDFLEET_SIM_HUB_NAME:-ascendfleet-sim-hub}
 hub_port=${ASCENDFLEET_SIM_HUB_PORT-18080}
 hub_config=${ASCENDFLEET_SIM_HUB_CONFIG:-}
@@ -203,7 +205,9 @@ cmd_up() {
   done
   wait_hosts "${hosts[@]}"
   # The registry of the simulated site (the pull path, vllm_compose_image_source: pull).
-  ASCENDFLEET_SIM_NETWORK=$network "$here/registry/registry.sh" fleet "${hosts[@]}"
+  if [ "$with_registry" != 0 ]; then
+    ASCENDFLEET_SIM_NETWORK=$network "$here/registry/registry.sh" fleet "${hosts[@]}"
+  fi
   say "up in $(( $(date +%s) - t0 ))s: ${hosts[*]}"
   cmd_status
 }
@@ -221,7 +225,7 @@ cmd_down() {
     names+=("$hub")
     vols+=("$hub-state")
   fi
-  "$here/registry/registry.sh" down
+  [ "$with_registry" = 0 ] || "$here/registry/registry.sh" down
   for name in "${names[@]}"; do
     if docker inspect "$name" >/dev/null 2>&1; then
       [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$name")" ] \

@@ -124,7 +124,8 @@ def sim_fleet():
     yield works
     if works:
         env = dict(ENV, ASCENDFLEET_SIM_INVENTORY=str(works[-1] / "sim-inventory.yml"),
-                   ASCENDFLEET_SIM_NETWORK=PREFIX + "-net", ASCENDFLEET_SIM_HUB_NAME=PREFIX + "-hub")
+                   ASCENDFLEET_SIM_NETWORK=PREFIX + "-net", ASCENDFLEET_SIM_HUB_NAME=PREFIX + "-hub",
+                   ASCENDFLEET_SIM_WITH_REGISTRY="0")
         subprocess.run([str(TOP / "tests" / "sim" / "fleet.sh"), "down"], env=env, capture_output=True, timeout=600, check=False)
 
 
