@@ -47,9 +47,10 @@ lint: venv ## yamllint, ansible-lint (production profile), changelog lint, gener
 sanity: venv ## ansible-test sanity on a copy under .build/ansible_collections/ascendfleet/llm
 	scripts/sanity.sh
 
-unit: venv ## pytest unit tests (installs Chromium for the status page browser test)
+unit: venv ## pytest unit tests (installs Chromium for the status page test, promtool for the rule tests)
 	scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest
+	scripts/ensure-promtool.sh "$(VENV)"
+	ASCENDFLEET_REQUIRE_PROMTOOL=1 $(BIN)/python -m pytest
 
 build-check: venv ## ansible-galaxy collection build + install round-trip
 	scripts/build-check.sh
