@@ -637,15 +637,32 @@ def test_metrics_use_vllm_names_and_count_tokens(seed_server):
     status, before, headers = seed_server.request("/metrics")
     assert status == 200 and headers["content-type"].startswith("text/plain")
     for name in ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
-                 "vllm:gpu_cache_usage_perc", "vllm:prompt_tokens_total", "vllm:generation_tokens_total"):
+                 "vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:prefix_cache_queries_total",
+                 "vllm:prefix_cache_hits_total", "vllm:time_to_first_token_seconds_bucket",
+                 "vllm:inter_token_latency_seconds_count", "vllm:e2e_request_latency_seconds_sum"):
         labels, _ = metric(before, name)
-        assert 'model_name="Qwen"' in labels
+        assert 'model_name="Qwen"' in labels and 'engine="0"' in labels
     assert "# TYPE vllm:prompt_tokens_total counter" in before
+    assert "# TYPE vllm:time_to_first_token_seconds histogram" in before
+    # vLLM 0.17 no longer has the old KV-cache gauge (renamed in 0.9.2, removed in 0.12).
+    assert "vllm:gpu_cache_usage_perc" not in before
     _, body = seed_server.json("/v1/chat/completions", chat("count these five words"), key="sk-sim-test")
     after = seed_server.request("/metrics")[1]
     assert metric(after, "vllm:prompt_tokens_total")[1] - metric(before, "vllm:prompt_tokens_total")[1] == body["usage"]["prompt_tokens"]
     assert (metric(after, "vllm:generation_tokens_total")[1] - metric(before, "vllm:generation_tokens_total")[1]
             == body["usage"]["completion_tokens"])
+    count = "vllm:time_to_first_token_seconds_count"
+    assert metric(after, count)[1] - metric(before, count)[1] == 1
+    inf = 'vllm:time_to_first_token_seconds_bucket{engine="0",model_name="Qwen",le="+Inf"}'
+    assert inf in after
+    itl = "vllm:inter_token_latency_seconds_count"
+    assert metric(after, itl)[1] - metric(before, itl)[1] == body["usage"]["completion_tokens"] - 1
+
+
+def test_old_vllm_still_serves_the_old_kv_cache_gauge(host, start):
+    server = start(["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2"], {"ASCENDFLEET_SIM_VLLM_VERSION": "0.10.1"})
+    text = server.request("/metrics")[1]
+    assert metric(text, "vllm:gpu_cache_usage_perc")[1] == metric(text, "vllm:kv_cache_usage_perc")[1]
 
 
 def test_version_endpoint_reports_image_version(host, start):

@@ -507,13 +507,79 @@ def check_startup(args):
 # --------------------------------------------------------------------------- serving
 
 
+# Histogram buckets of vLLM's V1 Prometheus logger (vllm/v1/metrics/loggers.py).
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+                20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+               40.0, 80.0)
+E2E_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
+               480.0, 960.0, 1920.0, 7680.0)
+
+
+def version_tuple(version):
+    match = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+class Histogram:
+    def __init__(self, buckets):
+        self.buckets = buckets
+        self.counts = [0] * len(buckets)
+        self.total = 0
+        self.sum = 0.0
+
+    def observe(self, value, times=1):
+        for i, bound in enumerate(self.buckets):
+            if value <= bound:
+                self.counts[i] += times
+        self.total += times
+        self.sum += value * times
+
+    def lines(self, name, label):
+        out = []
+        for bound, count in zip(self.buckets, self.counts):
+            out.append('%s_bucket{%s,le="%s"} %.1f' % (name, label, float(bound), count))
+        out.append('%s_bucket{%s,le="+Inf"} %.1f' % (name, label, self.total))
+        out.append("%s_count{%s} %.1f" % (name, label, self.total))
+        out.append("%s_sum{%s} %r" % (name, label, self.sum))
+        return out
+
+
 class Metrics:
-    def __init__(self):
+    """vLLM's /metrics names and labels (engine, model_name) as of the image's vLLM release."""
+
+    def __init__(self, version=None):
         self.lock = threading.Lock()
+        self.version = version_tuple(version or os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION))
         self.running = 0
         self.prompt_tokens = 0
         self.generation_tokens = 0
         self.success = {"stop": 0, "length": 0, "tool_calls": 0}
+        self.ttft = Histogram(TTFT_BUCKETS)
+        self.itl = Histogram(ITL_BUCKETS)
+        self.e2e = Histogram(E2E_BUCKETS)
+        self.prefix_queries = 0
+        self.prefix_hits = 0
+        self.last_prompt = []
+
+    def observe(self, seconds, prompt, completion_tokens):
+        """One finished request: latencies and the prefix cache (hits = tokens shared with the last prompt)."""
+        tokens = re.findall(r"\S+", prompt)
+        hits = 0
+        for a, b in zip(tokens, self.last_prompt):
+            if a != b:
+                break
+            hits += 1
+        with self.lock:
+            self.last_prompt = tokens
+            self.prefix_queries += len(tokens)
+            self.prefix_hits += hits
+            # The stand-in answers in one go: the first token after 40% of the time, the others evenly after it.
+            first = seconds * 0.4
+            self.ttft.observe(first)
+            self.e2e.observe(seconds)
+            if completion_tokens > 1:
+                self.itl.observe((seconds - first) / (completion_tokens - 1), completion_tokens - 1)
 
     def render(self, model_name, kv_usage):
         label = 'engine="0",model_name="%s"' % model_name
@@ -528,9 +594,21 @@ class Metrics:
                 "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
                 "# TYPE vllm:kv_cache_usage_perc gauge",
                 "vllm:kv_cache_usage_perc{%s} %s" % (label, kv_usage),
-                "# HELP vllm:gpu_cache_usage_perc GPU KV-cache usage. 1 means 100 percent usage (deprecated name).",
-                "# TYPE vllm:gpu_cache_usage_perc gauge",
-                "vllm:gpu_cache_usage_perc{%s} %s" % (label, kv_usage),
+            ]
+            # Renamed to kv_cache_usage_perc in 0.9.2, hidden by default in 0.11, removed in 0.12.
+            if self.version < (0, 11):
+                lines += [
+                    "# HELP vllm:gpu_cache_usage_perc GPU KV-cache usage. 1 means 100 percent usage.",
+                    "# TYPE vllm:gpu_cache_usage_perc gauge",
+                    "vllm:gpu_cache_usage_perc{%s} %s" % (label, kv_usage),
+                ]
+            lines += [
+                "# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.",
+                "# TYPE vllm:prefix_cache_queries_total counter",
+                "vllm:prefix_cache_queries_total{%s} %.1f" % (label, self.prefix_queries),
+                "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.",
+                "# TYPE vllm:prefix_cache_hits_total counter",
+                "vllm:prefix_cache_hits_total{%s} %.1f" % (label, self.prefix_hits),
                 "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.",
                 "# TYPE vllm:prompt_tokens_total counter",
                 "vllm:prompt_tokens_total{%s} %.1f" % (label, self.prompt_tokens),
@@ -542,6 +620,11 @@ class Metrics:
             ]
             for reason, count in self.success.items():
                 lines.append('vllm:request_success_total{%s,finished_reason="%s"} %.1f' % (label, reason, count))
+            for name, help_text, hist in (
+                    ("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", self.ttft),
+                    ("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", self.itl),
+                    ("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", self.e2e)):
+                lines += ["# HELP %s %s" % (name, help_text), "# TYPE %s histogram" % name] + hist.lines(name, label)
         return "\n".join(lines) + "\n"
 
 
@@ -783,9 +866,12 @@ def make_handler(server):
                     req = json.loads(raw or b"null")
                 except ValueError as exc:
                     raise ApiError(400, "JSON decode error: %s" % exc)
+                started = time.monotonic()
                 if server.reply_delay:
                     time.sleep(server.reply_delay)
                 result = server.chat(req)
+                server.metrics.observe(time.monotonic() - started, message_text(req["messages"])[0],
+                                       result["usage"]["completion_tokens"])
             except ApiError as err:
                 self.reply(err.status, err.body())
                 return
