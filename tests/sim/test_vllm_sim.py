@@ -695,3 +695,38 @@ def test_port_in_use_exits_1(host, start):
         rc, out = refuse(host, ["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2", "--host", "127.0.0.1", "--port", str(port)])
     assert rc == 1
     assert "Address already in use" in out
+
+
+# --------------------------------------------------------------------------- per-release CLI lists (cli_lists.json)
+
+LATER_FLAG = "--distributed-timeout-seconds"  # in vLLM 0.23.0's serve parser, not in 0.17.0's (cli_lists.json)
+
+
+def test_flag_of_a_later_release_is_refused_by_the_older_one(host):
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", LATER_FLAG, "60"], env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.17.0rc1"})
+    assert rc == 2
+    assert "vllm: error: unrecognized arguments: %s 60" % LATER_FLAG in out
+
+
+def test_release_flag_the_stand_in_does_not_model_is_accepted(host, start):
+    host.model("Qwen", "Qwen3-8B", {"max_position_embeddings": 40960})
+    server = start(["Qwen/Qwen3-8B", "--tensor-parallel-size", "2", "--no-enable-prefix-caching", LATER_FLAG, "60",
+                    "--kv-cache-metrics-sample", "0.5"],
+                   env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.23.0"})
+    status, _ = server.json("/v1/models")
+    assert status == 200
+
+
+def test_flag_the_release_does_not_have_is_refused_even_if_modelled(host):
+    """--disable-log-requests is gone from vLLM 0.17.0's serve parser (deprecated, then removed)."""
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--disable-log-requests"], env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.17.0rc1"})
+    assert rc == 2
+    assert "unrecognized arguments: --disable-log-requests" in out
+
+
+def test_reasoning_parser_of_a_later_release_is_refused(host):
+    sim = json.loads((SIM.parent / "cli_lists.json").read_text())
+    later = sorted(set(sim["0.23.0"]["reasoning_parsers"]) - set(sim["0.17.0rc1"]["reasoning_parsers"]))[0]
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--reasoning-parser", later], env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.17.0rc1"})
+    assert rc == 1
+    assert "invalid reasoning parser: %s" % later in out

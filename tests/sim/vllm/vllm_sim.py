@@ -57,6 +57,47 @@ MAX_LEN_KEYS = (
 # vllm.config.compilation.CUDAGraphMode
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 CONTROL_DEVICES = ("davinci_manager", "devmm_svm", "hisi_hdc")
+# Per release: the flags, parsers and cudagraph modes the real `vllm serve` of that release accepts
+# (cli_lists.json, written by gen_cli_lists.py from the vLLM wheel the release is built on). A
+# release not listed there keeps the built-in tuples above and this parser's own flags.
+CLI_LISTS_PATHS = (
+    os.environ.get("ASCENDFLEET_SIM_VLLM_CLI_LISTS", ""),
+    os.path.join(os.path.dirname(os.path.realpath(__file__)), "cli_lists.json"),
+    "/usr/local/share/ascendfleet-sim/vllm_cli_lists.json",
+)
+
+
+_LISTS = []
+
+
+def release_lists():
+    """The lists of this image's release (ASCENDFLEET_SIM_VLLM_VERSION), or None (read once)."""
+    if not _LISTS:
+        version = os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION)
+        found = None
+        for path in CLI_LISTS_PATHS:
+            if path and os.path.isfile(path):
+                with open(path, encoding="utf-8") as handle:
+                    found = json.load(handle).get(version)
+                break
+        _LISTS.append(found)
+    return _LISTS[0]
+
+
+def unknown_flags(extras, known):
+    """Split argparse's leftover tokens into those of flags vLLM knows (ignored here) and the unknown ones.
+
+    A `--flag` token is known when vLLM's FlexibleArgumentParser would know it (`_`->`-`,
+    `--x.key` JSON keys); the value tokens after a flag go with it.
+    """
+    unknown, current = [], None
+    for arg in extras:
+        if arg.startswith("--") and arg != "--":
+            name = "--" + arg[2:].split("=", 1)[0].split(".", 1)[0].rstrip("+").replace("_", "-")
+            current = name in known
+        if current is not True:
+            unknown.append(arg)
+    return unknown
 
 
 class StartupError(Exception):
@@ -99,14 +140,14 @@ def uvicorn_log(msg):
 class FlexibleArgumentParser(argparse.ArgumentParser):
     """Like vLLM's: `--max_model_len` is accepted as `--max-model-len`."""
 
-    def parse_args(self, args=None, namespace=None):  # noqa: D401 - argparse API
+    def parse_known_args(self, args=None, namespace=None):  # noqa: D401 - argparse API (parse_args calls it)
         fixed = []
         for arg in args if args is not None else sys.argv[1:]:
             if arg.startswith("--") and "_" in arg.split("=", 1)[0]:
                 key, sep, value = arg.partition("=")
                 arg = key.replace("_", "-") + sep + value
             fixed.append(arg)
-        return super().parse_args(fixed, namespace)
+        return super().parse_known_args(fixed, namespace)
 
 
 def compilation_config(value):
@@ -126,10 +167,11 @@ def compilation_config(value):
             "1 validation error for CompilationConfig\n  Input should be an object [type=model_type, input_value=%r, input_type=str]" % value
         )
     mode = data.get("cudagraph_mode")
-    if mode is not None and mode not in CUDAGRAPH_MODES:
+    modes = tuple((release_lists() or {}).get("cudagraph_modes") or CUDAGRAPH_MODES)
+    if mode is not None and mode not in modes:
         raise argparse.ArgumentTypeError(
             "1 validation error for CompilationConfig\ncudagraph_mode\n  Input should be %s [type=enum, input_value=%r, input_type=str]"
-            % (", ".join("'%s'" % m for m in CUDAGRAPH_MODES[:-1]) + " or '%s'" % CUDAGRAPH_MODES[-1], mode)
+            % (", ".join("'%s'" % m for m in modes[:-1]) + " or '%s'" % modes[-1], mode)
         )
     return data
 
@@ -403,11 +445,14 @@ def check_startup(args):
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         raise StartupError("TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser",
                            "add --tool-call-parser (qwen3_coder for Qwen3.5) or drop --enable-auto-tool-choice.")
-    if args.tool_call_parser and args.tool_call_parser not in TOOL_CALL_PARSERS:
-        raise StartupError("KeyError: 'invalid tool call parser: %s (chose from { %s })'" % (args.tool_call_parser, ",".join(TOOL_CALL_PARSERS)),
+    lists = release_lists() or {}
+    tool_parsers = tuple(lists.get("tool_call_parsers") or TOOL_CALL_PARSERS)
+    reasoning_parsers = tuple(lists.get("reasoning_parsers") or REASONING_PARSERS)
+    if args.tool_call_parser and args.tool_call_parser not in tool_parsers:
+        raise StartupError("KeyError: 'invalid tool call parser: %s (chose from { %s })'" % (args.tool_call_parser, ",".join(tool_parsers)),
                            "use one of vLLM's tool call parsers.")
-    if args.reasoning_parser and args.reasoning_parser not in REASONING_PARSERS:
-        raise StartupError("KeyError: 'invalid reasoning parser: %s (chose from { %s })'" % (args.reasoning_parser, ",".join(REASONING_PARSERS)),
+    if args.reasoning_parser and args.reasoning_parser not in reasoning_parsers:
+        raise StartupError("KeyError: 'invalid reasoning parser: %s (chose from { %s })'" % (args.reasoning_parser, ",".join(reasoning_parsers)),
                            "use one of vLLM's reasoning parsers.")
     gmu = args.gpu_memory_utilization
     if not (gmu > 0 and gmu <= 1):
@@ -925,7 +970,20 @@ def serve(args):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    lists = release_lists()
+    parser = build_parser()
+    if lists is None:
+        args = parser.parse_args(argv)
+    else:
+        # This release's own flag list decides what is known: flags this stand-in does not model are
+        # accepted and ignored (with their values); a flag the stand-in models but the release does
+        # not know is refused, as the real `vllm serve` of that release refuses it.
+        args, extras = parser.parse_known_args(argv)
+        modelled = [a for a in argv if a.startswith("--") and unknown_flags([a], set(lists["flags"]))]
+        unknown = unknown_flags(extras, set(lists["flags"])) + [a for a in modelled if a not in extras]
+        if unknown:
+            parser.error("unrecognized arguments: %s" % " ".join(unknown))
     if args.model_tag and args.model_flag:
         print("vllm serve: error: With `vllm serve`, you should provide the model as a positional argument "
               "or in a config file instead of via the `--model` option.", file=sys.stderr)
