@@ -384,6 +384,8 @@ def survey(host, projects, planned, inventory_names, ledger=None, listeners=None
             owner = holder.get("project")
             if owner == name or owner in orphans:
                 continue  # its own container, or an orphan (refused above)
+            if owner in names and owner not in present:
+                continue  # a deployment with state absent: removed before any deployment changes
             if owner in present:
                 errors.append("%s: deployment %s: port: %s is held by deployment %s today (%s). Fix: move one of "
                               "them to a free port first, then swap in a second run"

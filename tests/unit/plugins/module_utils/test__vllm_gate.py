@@ -355,3 +355,10 @@ def test_foreign_process_and_other_deployment_on_a_planned_port():
         "sim-1: deployment c: port: 8001 is held by deployment b today (container b-vllm-ascend-1 of compose project b "
         "(pid 101: vllm serve)). Fix: move one of them to a free port first, then swap in a second run",
     ]
+
+
+def test_port_of_a_deployment_being_removed_is_free_for_the_renamed_one():
+    old = {"pid": 300, "command": "vllm serve", "container_id": CID_OLD, "container_name": "qwen-vllm-ascend-1", "project": "qwen"}
+    found = survey("sim-1", old_qwen(), [{"name": "qwen-new", "port": 8000, "devices": None}], ["qwen", "qwen-new"],
+                   ledger={"qwen": [4, 5]}, listeners={8000: [old]})
+    assert found["errors"] == [] and found["orphans"] == []
