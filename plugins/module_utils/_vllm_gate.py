@@ -151,8 +151,7 @@ def container_problem(container, baseline=None, fresh=True):
         return "the container was replaced by another one (%s) since the gate began" % (container.get("full_id") or "?")[:12]
     since = int(baseline.get("restarts") or 0) if (baseline is not None and not fresh) else 0
     if restarts > since:
-        return "the container crashed and was restarted %d time(s) since the change (last exit code %s%s)" % (
-            restarts - since, code, oom)
+        return "the container crashed and was restarted %d time(s) since the change" % (restarts - since)
     if baseline is not None and baseline.get("started_at") and container.get("started_at") != baseline.get("started_at"):
         return "the container was restarted since the gate began (started %s, first seen started %s)" % (
             container.get("started_at"), baseline.get("started_at"))

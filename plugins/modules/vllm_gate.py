@@ -149,6 +149,10 @@ log_tail:
   returned: always
   type: list
   elements: str
+log_report:
+  description: RV(vllm_errors) and RV(log_tail) as text for a failure message (on failure; empty when the gate passed).
+  returned: always
+  type: str
 access_lines_omitted:
   description: Access-log lines left out of RV(log_tail).
   returned: always
@@ -236,6 +240,7 @@ class Gate(object):
             vllm_errors=digest.get("errors", []),
             log_tail=digest.get("tail", []),
             access_lines_omitted=digest.get("access_lines_omitted", 0),
+            log_report=digest.get("report", ""),
         )
 
     def fail(self, reason):
@@ -246,10 +251,11 @@ class Gate(object):
                                      self.container["full_id"]])
             # vLLM logs to stdout and stderr; the order between them is Docker's.
             digest = digest_log((out or "") + (err or ""), p["log_tail"])
+            digest["report"] = log_report(digest, p["log_tail"])
         head = ("vLLM's error: %s\n" % digest["errors"][0]) if digest.get("errors") else ""
         where = "health gate of deployment %s on port %d, %.0f s in" % (
             p["project"], p["port"], time.monotonic() - self.started)
-        msg = "%s%s (%s)\n%s" % (head, reason, where, log_report(digest, p["log_tail"]) if digest else "")
+        msg = "%s%s (%s)\n%s" % (head, reason, where, digest.get("report", ""))
         self.module.fail_json(msg=msg.rstrip(), **self.result(reason, digest))
 
     def holders_of_port(self):
