@@ -37,6 +37,12 @@ _ARGPARSE_RE = re.compile(r"^[\w][\w .-]*: error: \S")
 TRACEBACK = "Traceback (most recent call last):"
 MAX_ERRORS = 12
 
+# Module options of vllm_gate and vllm_host_info (doc fragment ascendfleet.llm.vllm_host).
+HOST_ARGS = dict(
+    docker_executable=dict(type="str", default="docker"),
+    proc_root=dict(type="path", default="/proc"),
+)
+
 BAD_STATES = ("exited", "dead", "removing", "paused", "created")
 
 

@@ -29,16 +29,8 @@ description:
     which are counted.
 author:
   - ascendfleet maintainers (@ascendfleet)
-attributes:
-  check_mode:
-    support: full
-    description: Only reads; in check mode it gates the same way (callers skip it when nothing changed).
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
+extends_documentation_fragment:
+  - ascendfleet.llm.vllm_host
 options:
   project:
     description: The compose project of the deployment (vllm_compose names it after the deployment).
@@ -89,16 +81,6 @@ options:
     description: Seconds each HTTP request may take.
     type: int
     default: 10
-  docker_executable:
-    description: C(docker) program.
-    type: str
-    default: docker
-  proc_root:
-    description: Where the host's C(/proc) is (listening sockets, their processes and cgroups).
-    type: path
-    default: /proc
-notes:
-  - Needs to read C(/proc/<pid>/fd) of the vLLM process (run as root, as the role does).
 seealso:
   - module: ascendfleet.llm.vllm_host_info
   - module: ascendfleet.llm.vllm_status
@@ -169,6 +151,7 @@ from ansible.module_utils.urls import open_url
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import (
+    HOST_ARGS,
     container_problem,
     digest_log,
     holder_problem,
@@ -321,8 +304,7 @@ def main():
             fresh=dict(type="bool", default=True),
             log_tail=dict(type="int", default=40),
             request_timeout=dict(type="int", default=10),
-            docker_executable=dict(type="str", default="docker"),
-            proc_root=dict(type="path", default="/proc"),
+            **HOST_ARGS
         ),
         supports_check_mode=True,
     )

@@ -23,16 +23,8 @@ description:
     the run before any change. Every orphan is returned in RV(orphans) for the run's summary.
 author:
   - ascendfleet maintainers (@ascendfleet)
-attributes:
-  check_mode:
-    support: full
-    description: Reads the same things in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
+extends_documentation_fragment:
+  - ascendfleet.llm.vllm_host
 options:
   host:
     description: The host's inventory name, used in the messages.
@@ -56,14 +48,6 @@ options:
     description: The npu_assign ledger (owner to device ids).
     type: path
     default: /var/lib/ascendfleet/npu-assignments.json
-  docker_executable:
-    description: C(docker) program.
-    type: str
-    default: docker
-  proc_root:
-    description: Where the host's C(/proc) is (listening sockets, their processes and cgroups).
-    type: path
-    default: /proc
 seealso:
   - module: ascendfleet.llm.vllm_gate
   - module: ascendfleet.llm.vllm_status
@@ -116,7 +100,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_ledger import LedgerError, read as read_ledger
-from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import device_ids, port_holders, survey
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import HOST_ARGS, device_ids, port_holders, survey
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_status import (
     DEPLOYMENT_LABEL,
     StatusParseError,
@@ -155,8 +139,7 @@ def main():
             names=dict(type="list", elements="str", default=[]),
             project_root=dict(type="path", default="/opt/ascendfleet"),
             ledger_path=dict(type="path", default="/var/lib/ascendfleet/npu-assignments.json"),
-            docker_executable=dict(type="str", default="docker"),
-            proc_root=dict(type="path", default="/proc"),
+            **HOST_ARGS
         ),
         supports_check_mode=True,
     )
