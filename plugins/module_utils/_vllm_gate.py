@@ -298,7 +298,7 @@ def _fix_absent(name):
 
 
 def survey(host, projects, planned, inventory_names, ledger=None, listeners=None, project_dirs=None):
-    # type: (str, Mapping[str, Sequence[Mapping[str, Any]]], Sequence[Mapping[str, Any]], Iterable[str], Optional[Mapping[str, Sequence[int]]], Optional[Mapping[int, Sequence[Mapping[str, Any]]]], Optional[Iterable[str]]) -> Dict[str, Any]
+    # type: (str, Mapping[str, Any], Sequence[Mapping[str, Any]], Iterable[str], Optional[Mapping[str, Any]], Optional[Mapping[int, Any]], Optional[Iterable[str]]) -> Dict[str, Any]
     """What runs on the host against what the inventory plans.
 
     ``projects``: compose project -> containers (``parse_containers`` entries plus
@@ -352,8 +352,8 @@ def survey(host, projects, planned, inventory_names, ledger=None, listeners=None
         entry["ports"].sort()
         held = []
         if entry["containers"]:
-            held.append("container%s %s (%s)" % ("s" if len(entry["containers"]) > 1 else "", ", ".join(entry["containers"]),
-                                                  ", ".join(sorted(set(entry["states"])))))
+            plural = "s" if len(entry["containers"]) > 1 else ""
+            held.append("container%s %s (%s)" % (plural, ", ".join(entry["containers"]), ", ".join(sorted(set(entry["states"])))))
         if entry["ports"]:
             held.append("port %s" % ", ".join(str(p) for p in entry["ports"]))
         if entry["cards"]:
