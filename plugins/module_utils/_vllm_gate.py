@@ -422,6 +422,8 @@ def port_holders(ports, run, proc_root="/proc", docker="docker"):
     # type: (Iterable[int], Any, str, str) -> Dict[int, List[Dict[str, Any]]]
     """Port -> the processes listening on it: ``{pid, command, container_id, container_name, project}``.
 
+    ``container_id`` is None for a process outside this host's Docker containers.
+
     Reads the listening sockets of the host's network namespace (``<proc_root>/net/tcp{,6}``),
     their PIDs (``<proc_root>/<pid>/fd``), each PID's container (its cgroup) and the containers'
     names and compose projects (one ``docker inspect`` through ``run(argv) -> (rc, out, err)``).
@@ -449,7 +451,7 @@ def port_holders(ports, run, proc_root="/proc", docker="docker"):
                                                  "container_id": cid, "container_name": None, "project": None})
         out.setdefault(port, [])
     if ids and run is not None:
-        rc, text, dummy = run([docker, "inspect", "--type", "container", "--format",
+        rc, text, err = run([docker, "inspect", "--type", "container", "--format",
                                '{{.Id}} {{.Name}} {{index .Config.Labels "com.docker.compose.project"}}'] + sorted(ids))
         names = {}
         for line in text.splitlines():
@@ -460,4 +462,8 @@ def port_holders(ports, run, proc_root="/proc", docker="docker"):
             for holder in holders:
                 if holder["container_id"] in names:
                     holder["container_name"], holder["project"] = names[holder["container_id"]]
+                elif rc == 0 or names or "no such" in (err or "").lower():
+                    # A cgroup this host's Docker does not know (e.g. the host itself runs in a
+                    # container, as the simulated hosts do): a plain process of the host.
+                    holder["container_id"] = None
     return out

@@ -252,13 +252,25 @@ def test_port_holders_name_the_container(proc):
         calls.append(argv)
         return 0, "%s /qwen-vllm-ascend-1 qwen\n" % CID_OWN, ""
 
+    # pid 200 runs in a cgroup named like a container this Docker does not know (a simulated host
+    # is itself a container of the outer Docker): a plain process of the host.
+    (proc / "200" / "cgroup").write_text("0::/docker/%s\n" % CID_OLD)
     holders = port_holders([8000, 8002, 8003], run, str(proc))
     assert holders[8000] == [{"pid": 100, "command": "vllm serve /root/.cache/modelscope/hub/models/Qwen/Qwen3-8B",
                               "container_id": CID_OWN, "container_name": "qwen-vllm-ascend-1", "project": "qwen"}]
     assert holders[8002] == [{"pid": 200, "command": "python3 -m http.server 8002", "container_id": None,
                               "container_name": None, "project": None}]
     assert holders[8003] == []
-    assert len(calls) == 1 and calls[0][-1] == CID_OWN
+    assert len(calls) == 1 and calls[0][-2:] == [CID_OWN, CID_OLD]
+
+
+def test_port_holder_in_a_cgroup_docker_does_not_know_is_a_plain_process(proc):
+    (proc / "200" / "cgroup").write_text("0::/docker/%s\n" % CID_OLD)
+    holders = port_holders([8002], lambda argv: (1, "", "Error: No such object: %s\n" % CID_OLD), str(proc))
+    assert holders[8002][0]["container_id"] is None
+    # Docker not answering at all: the cgroup's id is all there is.
+    holders = port_holders([8002], lambda argv: (1, "", "Cannot connect to the Docker daemon"), str(proc))
+    assert holders[8002][0]["container_id"] == CID_OLD
 
 
 def test_holder_problem():
