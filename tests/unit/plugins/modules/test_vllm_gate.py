@@ -21,6 +21,8 @@ FAKE_DOCKER = os.path.join(HERE, "fixtures", "fake-docker-gate")
 FIXTURES = os.path.join(HERE, os.pardir, "module_utils", "fixtures", "vllm_gate")
 ROOT = "/root/.cache/modelscope/hub/models/Qwen/Qwen3-8B"
 SERVED = 'Qwen 8B $x #1 "ü" 千问'
+# What `docker inspect --format '{{.Id}} {{.Name}} <project label>'` prints for the deployment's container.
+OWN = "%s /qwen-vllm-ascend-1 qwen\n"
 
 
 def fixture(name):
@@ -118,7 +120,7 @@ def gate_args(port, proc, **extra):
 
 def test_passes_when_its_own_container_answers(run_module, docker, tmp_path, vllm):
     base = running()
-    d = docker(base)
+    d = docker(base, holders=OWN % base[0]["Id"])
     proc = proc_tree(tmp_path, vllm, 4242, base[0]["Id"])
     failed, result = run_module(vllm_gate.main, gate_args(vllm, proc))
     assert not failed, result["msg"]
@@ -189,7 +191,7 @@ def test_timeout_names_the_last_answer(run_module, docker, tmp_path):
 
 def test_wrong_model_root_keeps_waiting_then_names_it(run_module, docker, tmp_path, vllm, monkeypatch):
     base = running()
-    docker(base)
+    docker(base, holders=OWN % base[0]["Id"])
     monkeypatch.setattr(Vllm, "models", {"data": [{"id": SERVED, "root": "/elsewhere"}]})
     failed, result = run_module(vllm_gate.main, gate_args(vllm, proc_tree(tmp_path, vllm, 4242, base[0]["Id"]), timeout=2))
     assert failed
