@@ -298,7 +298,7 @@ def _fix_absent(name):
 
 
 def survey(host, projects, planned, inventory_names, ledger=None, listeners=None, project_dirs=None):
-    # type: (str, Mapping[str, Any], Sequence[Mapping[str, Any]], Iterable[str], Optional[Mapping[str, Any]], Optional[Mapping[int, Any]], Optional[Iterable[str]]) -> Dict[str, Any]
+    # type: (str, Mapping[str, Any], Sequence[Mapping[str, Any]], Iterable[str], Any, Any, Any) -> Dict[str, Any]
     """What runs on the host against what the inventory plans.
 
     ``projects``: compose project -> containers (``parse_containers`` entries plus
@@ -452,7 +452,7 @@ def port_holders(ports, run, proc_root="/proc", docker="docker"):
         out.setdefault(port, [])
     if ids and run is not None:
         rc, text, err = run([docker, "inspect", "--type", "container", "--format",
-                               '{{.Id}} {{.Name}} {{index .Config.Labels "com.docker.compose.project"}}'] + sorted(ids))
+                             '{{.Id}} {{.Name}} {{index .Config.Labels "com.docker.compose.project"}}'] + sorted(ids))
         names = {}
         for line in text.splitlines():
             fields = line.split()
