@@ -12,8 +12,8 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 export PY_COLORS ?= 0
 
-.PHONY: help setup venv docker sim-images lint sanity unit build-check molecule test demo demo-down \
-        sim-up sim-down bench clean
+.PHONY: help setup venv docker sim-assets sim-images lint sanity unit build-check molecule newcomer test \
+        demo demo-down sim-up sim-down bench clean
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
@@ -28,8 +28,10 @@ $(VENV)/.installed: requirements-dev.txt
 docker: venv ## Docker Engine + Compose v2 (installs and starts them if missing)
 	scripts/ensure-docker.sh "$(VENV)"
 
-sim-images: venv docker ## build (or reuse, cached by input hash) the simulated fleet's images
-	tests/sim/build-images.sh
+sim-assets: venv docker ## build (or reuse) everything the simulated fleet needs: images, archives, wheelhouse
+	tests/sim/assets.sh
+
+sim-images: sim-assets
 
 lint: venv ## yamllint, ansible-lint (production profile), changelog lint, generated docs, EE definition
 	yamllint --strict .
@@ -52,8 +54,11 @@ build-check: venv ## ansible-galaxy collection build + install round-trip
 molecule: venv docker ## every molecule scenario
 	scripts/molecule-all.sh
 
-# Images first, so the unit tests that run simulators in Docker run rather than skip.
-test: lint sanity build-check sim-images unit molecule ## everything CI checks
+newcomer: venv docker ## make demo from a fresh clone, an empty sim cache and no sim images; again; down
+	scripts/newcomer-test.sh
+
+# Sim assets first, so the unit tests that run simulators in Docker run rather than skip.
+test: lint sanity build-check sim-assets unit molecule newcomer ## everything CI checks
 	@echo "make test: all checks passed"
 
 demo: venv docker ## bring up the simulated fleet and deploy Qwen to it

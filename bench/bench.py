@@ -215,12 +215,7 @@ class Bench:
         t0 = time.monotonic()
         self.start_hub()
         self.results["hub_start_s"] = time.monotonic() - t0
-        if "model_prefetch" not in self.missing:
-            wh = os.path.join(TOP, "tests", "sim", "hub", "build-wheelhouse.sh")
-            if os.access(wh, os.X_OK):
-                res = subprocess.run([wh], capture_output=True, text=True, check=False)
-                if res.returncode != 0:
-                    self.results["errors"].append("build-wheelhouse.sh failed: " + (res.stdout + res.stderr)[-1000:])
+        # fleet.sh up built the modelscope wheelhouse with the rest (tests/sim/assets.sh).
 
     def down(self):
         if self.cfg.keep:

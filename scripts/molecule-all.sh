@@ -9,10 +9,8 @@ if [ ${#scenarios[@]} -eq 0 ]; then
   echo "molecule: no scenarios exist yet"
   exit 0
 fi
-# Images the simulated fleet needs are built (or taken from the cache) once, up front.
-if [ -x tests/sim/build-images.sh ]; then
-  tests/sim/build-images.sh
-fi
+# Everything the simulated fleet needs is built (or taken from the cache) once, up front.
+tests/sim/assets.sh
 failed=()
 for s in "${scenarios[@]}"; do
   echo "=== molecule scenario: $s"

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Build the simulator images (test infrastructure, never shipped), or reuse them from Docker's
 # image store when their inputs have not changed:
-#   ascendfleet-sim/base:latest   debootstrap --variant=minbase bookworm + python3 +
-#                                 ca-certificates + this machine's CA bundle
-#   ascendfleet-sim/host:latest   base + docker.io & co (host-packages.txt) + Compose v2 plugin
-# then the stand-in vllm-ascend images (tests/sim/vllm/build.sh, when it exists).
+#   $PREFIX/base:latest   debootstrap --variant=minbase bookworm + python3 +
+#                         ca-certificates + this machine's CA bundle
+#   $PREFIX/host:latest   base + docker.io & co (host-packages.txt) + Compose v2 plugin
+# ($PREFIX is ASCENDFLEET_SIM_IMAGE_PREFIX, default ascendfleet-sim: tests/sim/simenv.sh).
+# tests/sim/assets.sh calls this, then builds the rest of what the sim needs.
 # Each image is also tagged :in-<hash of its inputs>; an existing tag is reused, so a fresh
 # clone on the same machine (CI) skips the slow stages. See tests/sim/images/simimg.py.
 # Env: ASCENDFLEET_SIM_MIRROR / ASCENDFLEET_SIM_SECURITY_MIRROR override apt's mirrors,
 #      ASCENDFLEET_SIM_COMPOSE_BIN the Compose v2 binary, ASCENDFLEET_SIM_REBUILD=1 ignores
-#      the cache, ASCENDFLEET_SIM_VLLM=0 skips the stand-in vllm-ascend images.
+#      the cache.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/sim/simenv.sh
+. "$here/simenv.sh"
+p=$ASCENDFLEET_SIM_IMAGE_PREFIX
 images=$here/images
 t0=$(date +%s)
 
@@ -79,20 +83,20 @@ cp "$compose_bin" "$ctx/docker-compose"
 chmod 0755 "$ctx/docker-compose"
 
 build_rootfs() { "$images/rootfs.sh" "$1" "$APT_ARCHIVE" "$ctx/apt"; }
-build_host_pkgs() { docker_build "$1" Dockerfile.host-pkgs "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
-build_base() { docker_build "$1" Dockerfile.base "ROOTFS=ascendfleet-sim/rootfs:$ROOTFS_TAG"; }
-build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }
+build_host_pkgs() { docker_build "$1" Dockerfile.host-pkgs "ROOTFS=$p/rootfs:$ROOTFS_TAG"; }
+build_base() { docker_build "$1" Dockerfile.base "ROOTFS=$p/rootfs:$ROOTFS_TAG"; }
+build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=$p/host-pkgs:$HOST_PKGS_TAG"; }
 
-if ! have "ascendfleet-sim/base:$BASE_TAG" \
-   || { ! have "ascendfleet-sim/host:$HOST_TAG" && ! have "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG"; }; then
-  stage "ascendfleet-sim/rootfs:$ROOTFS_TAG" build_rootfs
+if ! have "$p/base:$BASE_TAG" \
+   || { ! have "$p/host:$HOST_TAG" && ! have "$p/host-pkgs:$HOST_PKGS_TAG"; }; then
+  stage "$p/rootfs:$ROOTFS_TAG" build_rootfs
 fi
-have "ascendfleet-sim/host:$HOST_TAG" || stage "ascendfleet-sim/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
-stage "ascendfleet-sim/base:$BASE_TAG" build_base
-stage "ascendfleet-sim/host:$HOST_TAG" build_host
-docker tag "ascendfleet-sim/base:$BASE_TAG" ascendfleet-sim/base:latest
-docker tag "ascendfleet-sim/host:$HOST_TAG" ascendfleet-sim/host:latest
-echo "build-images: ascendfleet-sim/base:latest = :$BASE_TAG, ascendfleet-sim/host:latest = :$HOST_TAG"
+have "$p/host:$HOST_TAG" || stage "$p/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
+stage "$p/base:$BASE_TAG" build_base
+stage "$p/host:$HOST_TAG" build_host
+docker tag "$p/base:$BASE_TAG" $p/base:latest
+docker tag "$p/host:$HOST_TAG" $p/host:latest
+echo "build-images: $p/base:latest = :$BASE_TAG, $p/host:latest = :$HOST_TAG"
 # Keep the current input tags and the two newest others per image (another branch's inputs);
 # older ones are untagged (an image still used by a container stays).
 keep_others=2
@@ -100,23 +104,15 @@ for repo in rootfs host-pkgs base host; do
   case $repo in
     rootfs) cur=$ROOTFS_TAG ;; host-pkgs) cur=$HOST_PKGS_TAG ;; base) cur=$BASE_TAG ;; host) cur=$HOST_TAG ;;
   esac
-  stale=$(docker images "ascendfleet-sim/$repo" --format '{{.Tag}}' | { grep '^in-' || true; } \
+  stale=$(docker images "$p/$repo" --format '{{.Tag}}' | { grep '^in-' || true; } \
     | { grep -vx "$cur" || true; } | tail -n +$((keep_others + 1)))
   for old in $stale; do
-    if docker rmi "ascendfleet-sim/$repo:$old" >/dev/null 2>&1; then
-      echo "build-images: pruned stale ascendfleet-sim/$repo:$old"
+    if docker rmi "$p/$repo:$old" >/dev/null 2>&1; then
+      echo "build-images: pruned stale $p/$repo:$old"
     fi
   done
 done
 [ ${#reused[@]} -gt 0 ] && echo "build-images: reused: ${reused[*]}"
 [ ${#built[@]} -gt 0 ] && echo "build-images: built: ${built[*]}"
 
-if [ "${ASCENDFLEET_SIM_VLLM:-1}" = 0 ]; then
-  echo "build-images: stand-in vllm-ascend images skipped (ASCENDFLEET_SIM_VLLM=0)"
-elif [ -x "$here/vllm/build.sh" ]; then
-  echo "build-images: stand-in vllm-ascend images: tests/sim/vllm/build.sh"
-  "$here/vllm/build.sh"
-else
-  echo "build-images: tests/sim/vllm/build.sh does not exist yet; no stand-in vllm-ascend images built"
-fi
 echo "build-images: done in $(( $(date +%s) - t0 ))s"

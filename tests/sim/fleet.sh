@@ -2,19 +2,24 @@
 # The simulated Ascend fleet (test infrastructure, never shipped): one container per host of
 # inventories/sim/hosts.yml, each running its own Docker Engine with the NPU surface of its
 # profile, plus the stand-in ModelScope hub. Idempotent.
-#   fleet.sh up         build/reuse images, start the network, hub and hosts, wait for each
-#                       host's Docker Engine
+#   fleet.sh up         build/reuse everything the sim needs (tests/sim/assets.sh), start the
+#                       network, hub and hosts, wait for each host's Docker Engine
 #   fleet.sh down       remove the hosts, the hub, their volumes and the network (images stay)
 #   fleet.sh status     hosts, profiles, addresses and health
 #   fleet.sh endpoints  the OpenAI endpoints of the stand-in vLLM deployments on the hosts
 # Env: ASCENDFLEET_SIM_INVENTORY (default inventories/sim/hosts.yml),
 #      ASCENDFLEET_SIM_WAIT (seconds to wait for each host's dockerd, default 120),
-#      ASCENDFLEET_SIM_NETWORK (default ascendfleet-sim), ASCENDFLEET_SIM_HUB=0 (no hub).
+#      ASCENDFLEET_SIM_NETWORK (default ascendfleet-sim), ASCENDFLEET_SIM_HUB=0 (no hub),
+#      ASCENDFLEET_SIM_CACHE / ASCENDFLEET_SIM_IMAGE_PREFIX (tests/sim/simenv.sh).
 # `down` removes only what belongs to the inventory's hosts (and the hub unless
 # ASCENDFLEET_SIM_HUB=0), so a second fleet with another inventory/network can coexist.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/sim/simenv.sh
+. "$here/simenv.sh"
+host_image=$(sim_image host)
+base_image=$(sim_image base)
 inventory=${ASCENDFLEET_SIM_INVENTORY:-$top/inventories/sim/hosts.yml}
 network=${ASCENDFLEET_SIM_NETWORK:-ascendfleet-sim}
 with_hub=${ASCENDFLEET_SIM_HUB:-1}
@@ -86,7 +91,7 @@ start_hub() {
     say "hub: tests/sim/hub/server.py does not exist yet; no stand-in ModelScope hub started"
     return 0
   fi
-  if current "$hub" ascendfleet-sim/base:latest; then
+  if current "$hub" "$base_image"; then
     say "hub: $hub is running (http://127.0.0.1:$hub_port, http://$hub:8080 from the hosts)"
     return 0
   fi
@@ -95,7 +100,7 @@ start_hub() {
     --network "$network" -p "127.0.0.1:$hub_port:8080" \
     -v "$here:/opt/ascendfleet-sim:ro" --tmpfs /tmp \
     --mount "type=volume,source=$hub-state,target=/var/lib/ascendfleet-sim-hub,volume-label=$label=hub" \
-    ascendfleet-sim/base:latest \
+    "$base_image" \
     python3 /opt/ascendfleet-sim/hub/server.py --port 8080 --state-dir /var/lib/ascendfleet-sim-hub >/dev/null
   say "hub: started $hub (http://127.0.0.1:$hub_port, http://$hub:8080 from the hosts)"
 }
@@ -110,7 +115,7 @@ host_command() {
 
 start_host() { # start_host NAME PROFILE
   local name=$1 profile=$2 cmd args=() c
-  if current "$name" ascendfleet-sim/host:latest; then
+  if current "$name" "$host_image"; then
     say "host $name ($profile) is running"
     return 0
   fi
@@ -132,7 +137,7 @@ start_host() { # start_host NAME PROFILE
     -v "$here:/opt/ascendfleet-sim:ro" \
     -e "ASCENDFLEET_SIM_PROFILE=$profile" \
     --network "$network" \
-    ascendfleet-sim/host:latest "$cmd" >/dev/null
+    "$host_image" "$cmd" >/dev/null
   say "host $name ($profile) started: $cmd"
 }
 
@@ -163,7 +168,7 @@ cmd_up() {
   need_docker
   mapfile -t lines < <(inventory_hosts)
   [ ${#lines[@]} -gt 0 ] || exit 1
-  "$here/build-images.sh"
+  "$here/assets.sh"
   ensure_network
   start_hub
   [ -x "$here/npu/host-init" ] \
@@ -214,7 +219,7 @@ cmd_down() {
       say "network $network is still in use by other containers; kept"
     fi
   fi
-  say "down (cached images kept: docker images 'ascendfleet-sim/*')"
+  say "down (cached images kept: docker images '$ASCENDFLEET_SIM_IMAGE_PREFIX/*'; artefacts in $ASCENDFLEET_SIM_CACHE)"
 }
 
 cmd_status() {

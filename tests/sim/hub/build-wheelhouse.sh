@@ -7,16 +7,14 @@
 #
 # Target: Debian bookworm python3 (CPython 3.11, x86_64, glibc 2.36). Pins come from
 # modelscope-requirements.txt next to this script. Output, under
-# ${ASCENDFLEET_SIM_CACHE:-/var/cache/ascendfleet-sim}:
+# $ASCENDFLEET_SIM_CACHE (tests/sim/simenv.sh decides it; tests/sim/assets.sh calls this):
 #   wheelhouse/          the wheels, plus .stamp (sha256 of the pins and target)
 #   modelscope-venv/     a venv installed from the wheelhouse offline (the proof that the
 #                        wheelhouse is complete; the hub's pytest uses its CLI)
-# A matching stamp skips the work. If ASCENDFLEET_SIM_CACHE is unset and the default is
-# not writable, <repo>/.cache/sim is used instead.
+# A matching stamp skips the work.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../../.." && pwd)
 req="$here/modelscope-requirements.txt"
 python=${PYTHON:-python3}
 force=0
@@ -28,17 +26,9 @@ for arg in "$@"; do
   esac
 done
 
-cache=${ASCENDFLEET_SIM_CACHE:-/var/cache/ascendfleet-sim}
-if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-  if [ -n "${ASCENDFLEET_SIM_CACHE:-}" ]; then
-    echo "build-wheelhouse: ASCENDFLEET_SIM_CACHE=$cache is not a writable directory;" \
-      "point it at one you can write" >&2
-    exit 1
-  fi
-  cache="$repo/.cache/sim"
-  mkdir -p "$cache"
-  echo "build-wheelhouse: /var/cache/ascendfleet-sim is not writable, using $cache" >&2
-fi
+# shellcheck source=tests/sim/simenv.sh
+. "$here/../simenv.sh"
+cache=$ASCENDFLEET_SIM_CACHE
 wh="$cache/wheelhouse"
 venv="$cache/modelscope-venv"
 

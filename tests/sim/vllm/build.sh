@@ -3,16 +3,18 @@
 #
 #   tests/sim/vllm/build.sh [--list] [TAG...]
 #
-# Builds FROM ascendfleet-sim/base:latest one image per TAG (default: every tag in TAGS below),
+# Builds FROM $ASCENDFLEET_SIM_IMAGE_PREFIX/base:latest one image per TAG (default: every tag in TAGS below),
 # named like the real ones (quay.io/ascend/vllm-ascend:TAG), and saves each as an image archive
-# under ${ASCENDFLEET_SIM_CACHE:-/var/cache/ascendfleet-sim}/images/ for air-gapped delivery
-# (<repo>/.cache/sim/images/ when the variable is unset and the default is not writable).
+# under $ASCENDFLEET_SIM_CACHE/images/ for air-gapped delivery (tests/sim/simenv.sh decides
+# the cache; tests/sim/assets.sh calls this).
 # Images and archives are reused while the inputs (this directory's files + the base image ID +
 # the tag) are unchanged. Knobs (env): SIMVLLM_BASE_IMAGE, SIMVLLM_REPO, SIMVLLM_SAVE=0.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-base="${SIMVLLM_BASE_IMAGE:-ascendfleet-sim/base:latest}"
+# shellcheck source=tests/sim/simenv.sh
+. "$here/../simenv.sh"
+base="${SIMVLLM_BASE_IMAGE:-$(sim_image base)}"
 repo="${SIMVLLM_REPO:-quay.io/ascend/vllm-ascend}"
 save="${SIMVLLM_SAVE:-1}"
 
@@ -46,18 +48,8 @@ docker info >/dev/null 2>&1 || die "Docker is not reachable (docker info failed)
 base_id="$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null)" ||
   die "base image $base is missing; build it first with tests/sim/build-images.sh (or set SIMVLLM_BASE_IMAGE)."
 
-# Same rule as tests/sim/hub/build-wheelhouse.sh: unset and the default not writable -> <repo>/.cache/sim.
-if [[ -n "${ASCENDFLEET_SIM_CACHE:-}" ]]; then
-  cache_dir="$ASCENDFLEET_SIM_CACHE/images"
-  mkdir -p "$cache_dir" 2>/dev/null && [[ -w "$cache_dir" ]] ||
-    die "ASCENDFLEET_SIM_CACHE=$ASCENDFLEET_SIM_CACHE is not a writable directory."
-else
-  cache_dir=/var/cache/ascendfleet-sim/images
-  if ! { mkdir -p "$cache_dir" 2>/dev/null && [[ -w "$cache_dir" ]]; }; then
-    cache_dir="$(cd "$here/../../.." && pwd)/.cache/sim/images"
-    mkdir -p "$cache_dir"
-  fi
-fi
+cache_dir="$ASCENDFLEET_SIM_CACHE/images"
+mkdir -p "$cache_dir"
 
 inputs="$(cd "$here" && cat Dockerfile vllm_sim.py build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
 
