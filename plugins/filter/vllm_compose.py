@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Filter resolving and validating a host's vLLM deployments (role vllm_compose).
 
-Documentation: vllm_compose_plan.yml beside this file.
+Documentation: vllm_compose_plan.yml and vllm_compose_pull_failure.yml beside this file.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,6 +15,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy impor
     DeployError,
     hbm_per_card,
     plan,
+    pull_failure,
 )
 
 
@@ -37,8 +38,13 @@ def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=
         raise AnsibleFilterError("vllm_compose_plan: %s" % exc)
 
 
+def vllm_compose_pull_failure(message, ref):
+    """Why pulling ``ref`` failed (from the Docker daemon's ``message``) and the fix, in one sentence."""
+    return pull_failure(str(ref), message)
+
+
 class FilterModule(object):
     """vLLM deployment filters."""
 
     def filters(self):
-        return {"vllm_compose_plan": vllm_compose_plan}
+        return {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_pull_failure": vllm_compose_pull_failure}

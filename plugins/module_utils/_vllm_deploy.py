@@ -186,6 +186,57 @@ def image_ref(repository, version, family=None, os_flavour="openeuler", variant=
     return ref
 
 
+def image_registry(ref):
+    """The registry an image reference is pulled from, as Docker decides it.
+
+    The first path component names a registry when it contains ``.`` or ``:`` or is ``localhost``
+    (``quay.io/ascend/vllm-ascend:v1`` -> ``quay.io``, ``mirror.site:5000/quay.io/...`` ->
+    ``mirror.site:5000``); otherwise the image is on Docker Hub (``docker.io``).
+    """
+    first, sep, _rest = ref.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+# What a failed `docker pull` means, from the daemon's own error text (Docker 20.10-28), and the fix.
+# Checked in order; the first match wins. {registry} and {ref} are filled in.
+_PULL_FAILURES = (
+    (r"manifest unknown|not found: manifest|manifest for .* not found",
+     "{registry} does not serve it (no such tag, or no such digest in that repository)",
+     "check the tag (vllm_compose_image_version, or the deployment's image_version/image) and "
+     "vllm_compose_image_digest against what the registry holds; a pinned digest must be one the registry serves"),
+    (r"no basic auth credentials|unauthorized|authentication required|denied|403 Forbidden",
+     "{registry} refused the pull: not logged in, wrong credentials or no access to the repository",
+     "set vllm_compose_image_registry_username and vllm_compose_image_registry_password (keep the password "
+     "in Ansible Vault) for an account that may pull the repository"),
+    (r"x509:|certificate signed by unknown authority|certificate is not valid|tls: ",
+     "the TLS certificate of {registry} is not trusted by the host's Docker Engine",
+     "install the registry's CA certificate as /etc/docker/certs.d/{registry}/ca.crt (or in the system "
+     "CA bundle) on the host"),
+    (r"server gave HTTP response to HTTPS client",
+     "{registry} speaks plain HTTP, which Docker refuses by default",
+     "give the registry TLS, or list {registry} under insecure-registries in /etc/docker/daemon.json on "
+     "the host (then reload dockerd)"),
+    (r"no such host|connection refused|i/o timeout|network is unreachable|no route to host|"
+     r"Client\.Timeout|TLS handshake timeout|context deadline exceeded|EOF|connection reset",
+     "{registry} cannot be reached from the host",
+     "check that the registry is up and that the host resolves and reaches it (DNS, proxy, firewall); "
+     "with a site mirror set vllm_compose_image_mirror"),
+)
+
+
+def pull_failure(ref, message):
+    """One sentence saying why pulling ``ref`` failed and how to fix it, from the daemon's ``message``."""
+    registry = image_registry(ref)
+    text = " ".join(str(message or "").split())
+    for pattern, what, fix in _PULL_FAILURES:
+        if re.search(pattern, text, re.IGNORECASE):
+            return "%s. Fix: %s. (Docker said: %s)" % (
+                what.format(registry=registry, ref=ref), fix.format(registry=registry, ref=ref), text or "nothing")
+    return "pulling %s from %s failed. Fix: see Docker's message: %s" % (ref, registry, text or "(none)")
+
+
 def image_variant_of(ref):
     """The family an image reference's tag is built for ("910B", "A3", "310P"), or None if unknown."""
     tag = ref.split("@", 1)[0]
@@ -365,6 +416,7 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                % (family, FAMILY_VARIANT.get(family, "?"))))
         if image.get("mirror"):
             dep["image"] = "%s/%s" % (image["mirror"].rstrip("/"), dep["image"])
+        dep["registry"] = image_registry(dep["image"])
         info = models.get(model) or {}
         is_vl = dep["vision"] if dep.get("vision") is not None else "vision_config" in (info.get("config") or {})
         if is_vl and FLASHCOMM1 in dep["extra_env"] and _truthy_env(dep["extra_env"][FLASHCOMM1]):

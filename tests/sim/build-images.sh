@@ -4,6 +4,7 @@
 #   $PREFIX/base:latest   debootstrap --variant=minbase bookworm + python3 +
 #                         ca-certificates + this machine's CA bundle
 #   $PREFIX/host:latest   base + docker.io & co (host-packages.txt) + Compose v2 plugin
+#   $PREFIX/registry:latest  base + Debian's docker-registry (registry-packages.txt)
 # ($PREFIX is ASCENDFLEET_SIM_IMAGE_PREFIX, default ascendfleet-sim: tests/sim/simenv.sh).
 # tests/sim/assets.sh calls this, then builds the rest of what the sim needs.
 # Each image is also tagged :in-<hash of its inputs>; an existing tag is reused, so a fresh
@@ -77,7 +78,7 @@ docker_build() { # docker_build TAG DOCKERFILE BUILD-ARG...
   DOCKER_BUILDKIT=0 docker build -q --rm --force-rm -f "$images/$df" "${args[@]}" -t "$ref" "$ctx" >/dev/null 2>"$ctx/build.err" \
     || { cat "$ctx/build.err" >&2; echo "build-images: docker build of $ref failed" >&2; exit 1; }
 }
-cp "$images/host-packages.txt" "$ctx/"
+cp "$images/host-packages.txt" "$images/registry-packages.txt" "$ctx/"
 cp "$ca_bundle" "$ctx/ca-certificates.crt"
 cp "$compose_bin" "$ctx/docker-compose"
 chmod 0755 "$ctx/docker-compose"
@@ -86,6 +87,7 @@ build_rootfs() { "$images/rootfs.sh" "$1" "$APT_ARCHIVE" "$ctx/apt"; }
 build_host_pkgs() { docker_build "$1" Dockerfile.host-pkgs "ROOTFS=$p/rootfs:$ROOTFS_TAG"; }
 build_base() { docker_build "$1" Dockerfile.base "ROOTFS=$p/rootfs:$ROOTFS_TAG"; }
 build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=$p/host-pkgs:$HOST_PKGS_TAG"; }
+build_registry() { docker_build "$1" Dockerfile.registry "BASE=$p/base:$BASE_TAG"; }
 
 if ! have "$p/base:$BASE_TAG" \
    || { ! have "$p/host:$HOST_TAG" && ! have "$p/host-pkgs:$HOST_PKGS_TAG"; }; then
@@ -94,15 +96,18 @@ fi
 have "$p/host:$HOST_TAG" || stage "$p/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
 stage "$p/base:$BASE_TAG" build_base
 stage "$p/host:$HOST_TAG" build_host
+stage "$p/registry:$REGISTRY_TAG" build_registry
 docker tag "$p/base:$BASE_TAG" $p/base:latest
 docker tag "$p/host:$HOST_TAG" $p/host:latest
-echo "build-images: $p/base:latest = :$BASE_TAG, $p/host:latest = :$HOST_TAG"
+docker tag "$p/registry:$REGISTRY_TAG" $p/registry:latest
+echo "build-images: $p/base:latest = :$BASE_TAG, $p/host:latest = :$HOST_TAG, $p/registry:latest = :$REGISTRY_TAG"
 # Keep the current input tags and the two newest others per image (another branch's inputs);
 # older ones are untagged (an image still used by a container stays).
 keep_others=2
-for repo in rootfs host-pkgs base host; do
+for repo in rootfs host-pkgs base host registry; do
   case $repo in
     rootfs) cur=$ROOTFS_TAG ;; host-pkgs) cur=$HOST_PKGS_TAG ;; base) cur=$BASE_TAG ;; host) cur=$HOST_TAG ;;
+    registry) cur=$REGISTRY_TAG ;;
   esac
   stale=$(docker images "$p/$repo" --format '{{.Tag}}' | { grep '^in-' || true; } \
     | { grep -vx "$cur" || true; } | tail -n +$((keep_others + 1)))

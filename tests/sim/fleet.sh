@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The simulated Ascend fleet (test infrastructure, never shipped): one container per host of
 # inventories/sim/hosts.yml, each running its own Docker Engine with the NPU surface of its
-# profile, plus the stand-in ModelScope hub. Idempotent.
+# profile, plus the stand-in ModelScope hub and the site registry (tests/sim/registry). Idempotent.
 #   fleet.sh up         build/reuse everything the sim needs (tests/sim/assets.sh), start the
-#                       network, hub and hosts, wait for each host's Docker Engine
+#                       network, hub, registry and hosts, wait for each host's Docker Engine
 #   fleet.sh down       remove the hosts, the hub, their volumes and the network (images stay)
 #   fleet.sh status     hosts, profiles, addresses and health
 #   fleet.sh endpoints  the OpenAI endpoints of the stand-in vLLM deployments on the hosts
@@ -179,6 +179,8 @@ cmd_up() {
     hosts+=("$name")
   done
   wait_hosts "${hosts[@]}"
+  # The registry of the simulated site (the pull path, vllm_compose_image_source: pull).
+  ASCENDFLEET_SIM_NETWORK=$network "$here/registry/registry.sh" fleet "${hosts[@]}"
   say "up in $(( $(date +%s) - t0 ))s: ${hosts[*]}"
   cmd_status
 }
@@ -196,6 +198,7 @@ cmd_down() {
     names+=("$hub")
     vols+=("$hub-state")
   fi
+  "$here/registry/registry.sh" down
   for name in "${names[@]}"; do
     if docker inspect "$name" >/dev/null 2>&1; then
       [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$name")" ] \

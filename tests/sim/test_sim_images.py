@@ -165,6 +165,13 @@ def test_plan_stages_change_only_with_their_inputs(plan_inputs):
     after_compose = run()
     assert after_compose["HOST_TAG"] != after_pkgs["HOST_TAG"]
     assert after_compose["BASE_TAG"] == after_pkgs["BASE_TAG"]
+    # The registry image sits on base: a new CA bundle rebuilds it, the host's inputs do not.
+    assert after_ca["REGISTRY_TAG"] != first["REGISTRY_TAG"]
+    assert after_compose["REGISTRY_TAG"] == after_ca["REGISTRY_TAG"]
+    (images / "registry-packages.txt").write_text((images / "registry-packages.txt").read_text() + "curl\n")
+    after_reg = run()
+    assert after_reg["REGISTRY_TAG"] != after_compose["REGISTRY_TAG"]
+    assert after_reg["HOST_TAG"] == after_compose["HOST_TAG"]
 
     other_mirror = run(mirrors={"archive": "http://other.example/debian", "security": ""})
     assert other_mirror["ROOTFS_TAG"] != after_compose["ROOTFS_TAG"]

@@ -207,12 +207,13 @@ def _read(path):
 
 
 def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
-    """Tags of the four build stages.
+    """Tags of the five build stages.
 
     rootfs     debootstrap --variant=minbase + base packages (slow, ~1 min)
     host-pkgs  rootfs + docker.io & co (slow, ~1 min)
     base       rootfs + the machine's CA bundle (seconds)
     host       host-pkgs + CA bundle + Compose v2 plugin (seconds)
+    registry   base + Debian's docker-registry, htpasswd, openssl (~20 s)
     The CA bundle goes in last so a changed bundle only costs the two fast stages.
     """
     sources = apt_sources_for_image(mirrors)
@@ -240,11 +241,17 @@ def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
         ("ca-bundle", ca),
         ("docker-compose", _read(compose_bin)),
     ])
+    registry = input_hash([
+        ("base", base),
+        ("Dockerfile.registry", _read(os.path.join(images_dir, "Dockerfile.registry"))),
+        ("registry-packages.txt", _read(os.path.join(images_dir, "registry-packages.txt"))),
+    ])
     return {
         "ROOTFS_TAG": "in-" + rootfs,
         "HOST_PKGS_TAG": "in-" + host_pkgs,
         "BASE_TAG": "in-" + base,
         "HOST_TAG": "in-" + host,
+        "REGISTRY_TAG": "in-" + registry,
         "APT_ARCHIVE": mirrors["archive"],
         "APT_SECURITY": mirrors["security"],
     }

@@ -2,7 +2,11 @@
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import FilterModule, vllm_compose_plan
+from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import (
+    FilterModule,
+    vllm_compose_plan,
+    vllm_compose_pull_failure,
+)
 
 CHIPS = [{"device_id": d, "health": "OK", "hbm_total_mb": 65536} for d in range(8)]
 MODELS = {"Qwen/Qwen3.5-27B": {"prefetched": True, "revision": "master", "weights_bytes": 0,
@@ -12,7 +16,16 @@ IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.17.0rc1", "o
 
 
 def test_registered():
-    assert FilterModule().filters() == {"vllm_compose_plan": vllm_compose_plan}
+    assert FilterModule().filters() == {"vllm_compose_plan": vllm_compose_plan,
+                                        "vllm_compose_pull_failure": vllm_compose_pull_failure}
+
+
+def test_pull_failure_as_the_role_calls_it():
+    # stderr of `docker pull` on the sim hosts (Docker 20.10.24) against Debian's docker-registry.
+    stderr = ('Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend:v0.99.0rc1-openeuler '
+              'not found: manifest unknown: manifest unknown')
+    text = vllm_compose_pull_failure(stderr, "reg:5000/quay.io/ascend/vllm-ascend:v0.99.0rc1-openeuler")
+    assert text.startswith("reg:5000 does not serve it (no such tag, or no such digest in that repository). Fix: ")
 
 
 def test_as_the_role_calls_it():

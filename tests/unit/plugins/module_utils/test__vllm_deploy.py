@@ -333,3 +333,56 @@ def test_model_state_reads_what_model_prefetch_writes(tmp_path):
         json.dump(ms.build_marker(QWEN, "master", raw), handle)
     assert vd.model_state(str(tmp_path), QWEN, "master")["prefetched"] is True
     assert vd.model_state(str(tmp_path), QWEN, "v1.0")["prefetched"] is False
+
+
+@pytest.mark.parametrize("ref, registry", [
+    ("quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler", "quay.io"),
+    ("sim-registry:5000/quay.io/ascend/vllm-ascend:v0.17.0rc1", "sim-registry:5000"),
+    ("localhost/vllm:1", "localhost"),
+    ("ascend/vllm-ascend:v1", "docker.io"),
+    ("vllm-ascend", "docker.io"),
+    ("10.0.0.5:5000/vllm@sha256:" + "a" * 64, "10.0.0.5:5000"),
+])
+def test_image_registry_follows_dockers_rule(ref, registry):
+    assert vd.image_registry(ref) == registry
+
+
+def test_plan_names_the_registry_the_image_is_pulled_from():
+    assert run([SEED_DEP])["deployments"][0]["registry"] == "quay.io"
+    dep = run([SEED_DEP], image=dict(IMAGE, mirror="mirror.example:5000"))["deployments"][0]
+    assert dep["registry"] == "mirror.example:5000"
+
+
+# Error texts of Docker Engine 20.10.24 (the sim hosts' docker.io) pulling from Debian's
+# docker-registry 2.8.2, captured on the simulated fleet (registry names shortened to "reg"); the
+# "connection refused" line is Go's net error for a host that answers without a listener.
+MIRROR_REF = "reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler"
+
+
+@pytest.mark.parametrize("message, cause, fix", [
+    ("Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler not found: "
+     "manifest unknown: manifest unknown", "reg:5000 does not serve it (no such tag", "vllm_compose_image_version"),
+    ("Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend@sha256:" + "0" * 64
+     + " not found: manifest unknown: manifest unknown", "no such digest", "vllm_compose_image_digest"),
+    ('Error response from daemon: Head "https://reg:5000/v2/ascend-private/vllm-ascend/manifests/v1": '
+     "no basic auth credentials", "reg:5000 refused the pull", "vllm_compose_image_registry_password"),
+    ('Error response from daemon: Get "https://reg:5000/v2/": http: server gave HTTP response to HTTPS client',
+     "reg:5000 speaks plain HTTP", "insecure-registries in /etc/docker/daemon.json"),
+    ('Error response from daemon: Get "https://reg:5000/v2/": x509: certificate signed by unknown authority',
+     "not trusted", "/etc/docker/certs.d/reg:5000/ca.crt"),
+    ('Error response from daemon: Get "https://reg:5000/v2/": dial tcp: lookup reg on 127.0.0.11:53: no such host',
+     "reg:5000 cannot be reached", "vllm_compose_image_mirror"),
+    ('Error response from daemon: Get "https://reg:5000/v2/": dial tcp 172.19.0.3:5000: connect: connection refused',
+     "reg:5000 cannot be reached", "registry is up"),
+])
+def test_pull_failure_names_cause_and_fix(message, cause, fix):
+    text = vd.pull_failure(MIRROR_REF, message)
+    assert cause in text
+    assert "Fix: " in text and fix in text.split("Fix: ", 1)[1]
+    assert message in text
+
+
+def test_pull_failure_unknown_message_is_kept():
+    text = vd.pull_failure("quay.io/a/b:1", "Error response from daemon: something new")
+    assert text == "pulling quay.io/a/b:1 from quay.io failed. Fix: see Docker's message: " \
+        "Error response from daemon: something new"
