@@ -309,8 +309,12 @@ def _truthy_env(value):
 
 
 def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per_card_mb=None,
-         models=None, defaults=None, image=None, presets=None):
+         models=None, defaults=None, image=None, presets=None, cli=None):
     """Resolve and validate every deployment of one host.
+
+    ``cli``: the controller-side ``_vllm_cli`` module (what each vllm-ascend release's vLLM
+    accepts); when given, parsers, extra_args flags and cudagraph_mode are checked against the
+    image's release. Left out on hosts (modules), where the generated data is not shipped.
 
     ``image``: dict with repository, version, os, variant (None = from family), image, digest and
     mirror (a registry prefix put before the reference).
@@ -414,6 +418,8 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                % (dep["image"], built_for, family),
                                "use the %s variant (tag suffix %r) or leave vllm_compose_image_variant unset to choose it from the chips"
                                % (family, FAMILY_VARIANT.get(family, "?"))))
+        if cli is not None:
+            _check_cli(cli, dep, host, name, errors, warnings)
         if image.get("mirror"):
             dep["image"] = "%s/%s" % (image["mirror"].rstrip("/"), dep["image"])
         dep["registry"] = image_registry(dep["image"])
@@ -457,6 +463,18 @@ def _check_numbers(dep, host, name, errors, warnings):
         errors.append(_msg(host, name, "extra_args", "is not a list", "give extra vllm flags as a list of strings"))
     if not isinstance(dep.get("extra_env") or {}, dict):
         errors.append(_msg(host, name, "extra_env", "is not a mapping", "give extra environment variables as a mapping"))
+
+
+def _check_cli(cli, dep, host, name, errors, warnings):
+    """What the image's vLLM would refuse at start-up (unknown parser, flag, cudagraph mode)."""
+    release = cli.release_of(dep["image"])
+    if release not in cli.releases():
+        warnings.append(_msg(host, name, "image", "%s is not a vllm-ascend release this collection knows (known: %s), so "
+                             "its reasoning/tool-call parsers and extra_args flags are not checked before start-up"
+                             % (dep["image"], ", ".join(cli.releases())),
+                             "use a known release tag, or check the flags against vllm serve --help of that image"))
+        return
+    errors.extend(cli.check(dep, release, lambda variable, problem, fix: _msg(host, name, variable, problem, fix)))
 
 
 def _check_cc(dep, host, name, errors):

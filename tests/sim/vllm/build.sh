@@ -51,7 +51,7 @@ base_id="$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null)" ||
 cache_dir="$ASCENDFLEET_SIM_CACHE/images"
 mkdir -p "$cache_dir"
 
-inputs="$(cd "$here" && cat Dockerfile vllm_sim.py build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
+inputs="$(cd "$here" && cat Dockerfile vllm_sim.py cli_lists.json build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
 
 for tag in "${tags[@]}"; do
   [[ "$tag" =~ $tag_re ]]
