@@ -697,6 +697,45 @@ def test_port_in_use_exits_1(host, start):
     assert "Address already in use" in out
 
 
+# --------------------------------------------------------------------------- crash at start-up (-crash image)
+
+
+def test_crash_at_start_exits_1_with_vllm_traceback(host, start):
+    """ASCENDFLEET_SIM_CRASH_AT_START (baked into the -crash image): after the load delay the engine
+    core dies the way vLLM V1 reports it - the root cause's traceback at ERROR, then the API
+    server's 'Engine core initialization failed' - and the process exits 1 without opening the port."""
+    server = start(["Qwen/Qwen3.5-27B"] + SEED_FLAGS,
+                   {"ASCENDFLEET_SIM_CRASH_AT_START": "1", "ASCENDFLEET_SIM_STARTUP_SECONDS": "0.2"}, wait=False)
+    assert server.proc.wait(15) == 1
+    server.reader.join(5)
+    lines = server.log().splitlines()
+    errors = [line for line in lines if " ERROR " in line]
+    assert errors[0].endswith("[core.py:708] EngineCore failed to start.")
+    assert errors[0].startswith("(EngineCore_DP0 pid=")
+    assert errors[-1].endswith("ERR00100 PTA call acl api failed")
+    assert "RuntimeError: NPU function error: aclrtMalloc, error code is 207001" in errors[-1]
+    assert lines[-2].endswith("RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}")
+    assert "Loading weights from" in server.log()
+    assert "Application startup complete." not in server.log()
+    with pytest.raises(urllib.error.URLError):
+        server.request("/health")
+
+
+def test_crash_at_start_takes_the_root_cause_from_the_knob(host, start):
+    server = start(["Qwen/Qwen3.5-27B"] + SEED_FLAGS,
+                   {"ASCENDFLEET_SIM_CRASH_AT_START": "ValueError: weights of layer 3 are corrupt",
+                    "ASCENDFLEET_SIM_STARTUP_SECONDS": "0"}, wait=False)
+    assert server.proc.wait(15) == 1
+    server.reader.join(5)
+    assert "[core.py:708] ValueError: weights of layer 3 are corrupt" in server.log()
+
+
+def test_crash_knob_off_by_default_and_with_0(host, start):
+    server = start(["Qwen/Qwen3.5-27B"] + SEED_FLAGS,
+                   {"ASCENDFLEET_SIM_CRASH_AT_START": "0", "ASCENDFLEET_SIM_STARTUP_SECONDS": "0"})
+    assert server.request("/health")[0] == 200
+
+
 # --------------------------------------------------------------------------- per-release CLI lists (cli_lists.json)
 
 LATER_FLAG = "--distributed-timeout-seconds"  # in vLLM 0.23.0's serve parser, not in 0.17.0's (cli_lists.json)

@@ -903,6 +903,38 @@ def make_handler(server):
     return Handler
 
 
+# What vLLM V1 prints when the engine core process dies while loading (vllm/v1/engine/core.py
+# logs the root cause's traceback line by line at ERROR, then the API server's own traceback
+# ends in "Engine core initialization failed"); the process exits 1.
+CRASH_ROOT_CAUSE = ("RuntimeError: NPU function error: aclrtMalloc, error code is 207001 "
+                    "[ERROR] 2026-12-01-00:00:00 (PID:264, Device:0, RankID:-1) ERR00100 PTA call acl api failed")
+
+
+def engine_core_crash(root_cause=None):
+    root_cause = root_cause or CRASH_ROOT_CAUSE
+    core = "(EngineCore_DP0 pid=%d)" % (os.getpid() + 1)
+    stamp = time.strftime("%m-%d %H:%M:%S")
+    frames = (
+        "Traceback (most recent call last):",
+        '  File "/vllm-workspace/vllm/vllm/v1/engine/core.py", line 699, in run_engine_core',
+        "    engine_core = EngineCoreProc(*args, **kwargs)",
+        '  File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/model_runner_v1.py", line 2417, in load_model',
+        "    self.model = get_model(vllm_config=self.vllm_config)",
+        root_cause,
+    )
+    print("%s ERROR %s [core.py:708] EngineCore failed to start." % (core, stamp), flush=True)
+    for line in frames:
+        print("%s ERROR %s [core.py:708] %s" % (core, stamp, line), flush=True)
+    print("(APIServer pid=%d) Traceback (most recent call last):\n"
+          '(APIServer pid=%d)   File "/usr/local/bin/vllm", line 8, in <module>\n'
+          "(APIServer pid=%d)     sys.exit(main())\n"
+          "(APIServer pid=%d) RuntimeError: Engine core initialization failed. See root cause above. "
+          "Failed core proc(s): {}" % ((os.getpid(),) * 4), file=sys.stderr)
+    print("[%s] ASCENDFLEET_SIM_CRASH_AT_START is set: this image's engine dies while loading the model."
+          % SIM, file=sys.stderr, flush=True)
+    return 1
+
+
 class HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -940,6 +972,9 @@ def serve(args):
     if stop.wait(max(delay, 0)):
         log("INFO", "launcher.py:101", "Shutting down during start-up.")
         return 0
+    crash = os.environ.get("ASCENDFLEET_SIM_CRASH_AT_START", "").strip()
+    if crash and crash != "0":
+        return engine_core_crash(crash if crash != "1" else None)
     server = Server(args, state)
     host = args.host if args.host is not None else "0.0.0.0"
     try:
