@@ -20,7 +20,8 @@ import re
 
 PERCENT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
-VERSION_RE = re.compile(r"^v?\d+\.\d+(\.\d+)?([.-]?(rc|post|alpha|beta|a|b)\.?\d+)*$", re.IGNORECASE)
+# A release, optionally with a build suffix a site (or the sim) adds to its tags: v0.18.0rc1-broken.
+VERSION_RE = re.compile(r"^v?\d+\.\d+(\.\d+)?([.-]?(rc|post|alpha|beta|a|b)\.?\d+)*(-[A-Za-z0-9][A-Za-z0-9_.]*)*$", re.IGNORECASE)
 URL_RE = re.compile(r"^https?://[^\s/]+", re.IGNORECASE)
 
 

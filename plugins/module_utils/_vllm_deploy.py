@@ -230,7 +230,12 @@ def pull_failure(ref, message):
     """One sentence saying why pulling ``ref`` failed and how to fix it, from the daemon's ``message``."""
     registry = image_registry(ref)
     text = " ".join(str(message or "").split())
-    for pattern, what, fix in _PULL_FAILURES:
+    failures = _PULL_FAILURES
+    if "@" in ref and re.search(r"unexpected HTTP status: 500", text):
+        # The distribution registry answers a digest that names no manifest (e.g. an image ID) with 500.
+        failures = _PULL_FAILURES[:1]
+        text = text + " (manifest unknown for this digest)"
+    for pattern, what, fix in failures:
         if re.search(pattern, text, re.IGNORECASE):
             return "%s. Fix: %s. (Docker said: %s)" % (
                 what.format(registry=registry, ref=ref), fix.format(registry=registry, ref=ref), text or "nothing")
