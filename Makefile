@@ -1,6 +1,7 @@
 # ascendfleet.llm — one entry point for everything a developer or CI runs.
 #   make demo   deploy to the simulated Ascend fleet and print the endpoints
 #   make test   everything CI checks (lint, sanity, unit, build round-trip, molecule)
+#   make fleet-test INVENTORY=path/hosts.yml [ROLL_TO=tag]   test your inventory on the sim
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -12,7 +13,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_FORCE_COLOR ?= 0
 export PY_COLORS ?= 0
 
-.PHONY: help setup venv docker sim-assets sim-images lint sanity unit build-check molecule newcomer test \
+.PHONY: help setup venv docker fleet-test sim-assets sim-images lint sanity unit build-check molecule newcomer test \
         demo demo-down sim-up sim-down bench clean
 
 help: ## Show the targets
@@ -37,6 +38,8 @@ lint: venv ## yamllint, ansible-lint (production profile), changelog lint, gener
 	yamllint --strict .
 	ansible-lint --offline
 	antsibull-changelog lint
+	check-jsonschema --builtin-schema vendor.github-workflows examples/fleet-ci/github-actions.yml
+	check-jsonschema --builtin-schema vendor.gitlab-ci examples/fleet-ci/gitlab-ci.yml
 	$(BIN)/python scripts/check-argument-specs.py
 	$(BIN)/python scripts/gen-role-docs.py --check
 	scripts/check-ee.sh "$(VENV)"
@@ -44,9 +47,10 @@ lint: venv ## yamllint, ansible-lint (production profile), changelog lint, gener
 sanity: venv ## ansible-test sanity on a copy under .build/ansible_collections/ascendfleet/llm
 	scripts/sanity.sh
 
-unit: venv ## pytest unit tests (installs Chromium for the status page browser test)
+unit: venv ## pytest unit tests (installs Chromium for the status page test, promtool for the rule tests)
 	scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest
+	scripts/ensure-promtool.sh "$(VENV)"
+	ASCENDFLEET_REQUIRE_PROMTOOL=1 $(BIN)/python -m pytest
 
 build-check: venv ## ansible-galaxy collection build + install round-trip
 	scripts/build-check.sh
@@ -60,6 +64,15 @@ newcomer: venv docker ## make demo from a fresh clone, an empty sim cache and no
 # Sim assets first, so the unit tests that run simulators in Docker run rather than skip.
 test: lint sanity build-check sim-assets unit molecule newcomer ## everything CI checks
 	@echo "make test: all checks passed"
+
+# An ops team's inventory on the simulated fleet (docs/testing-your-fleet.md): converge,
+# idempotence, verify, roll-forward to ROLL_TO. VAULT_PASSWORD_FILE is passed to ansible.
+INVENTORY ?=
+ROLL_TO ?=
+VAULT_PASSWORD_FILE ?=
+fleet-test: venv docker ## test INVENTORY=path/hosts.yml on the simulated fleet [ROLL_TO=tag] [VAULT_PASSWORD_FILE=f]
+	scripts/fleet-test.sh -i "$(INVENTORY)" $(if $(ROLL_TO),--roll-to "$(ROLL_TO)") \
+	  $(if $(VAULT_PASSWORD_FILE),--vault-password-file "$(VAULT_PASSWORD_FILE)")
 
 demo: venv docker ## bring up the simulated fleet and deploy Qwen to it
 	scripts/demo.sh

@@ -46,8 +46,11 @@ trap cleanup EXIT
 export ASCENDFLEET_SIM_CACHE=$work/cache
 export ASCENDFLEET_SIM_IMAGE_PREFIX=$prefix
 mkdir -p "$ASCENDFLEET_SIM_CACHE"
-stale=$(docker images --format '{{.Repository}}:{{.Tag}}' | grep "^$prefix/" || true)
-[ -z "$stale" ] || { say "removing images of an earlier run: $(echo $stale)"; docker rmi -f $stale >/dev/null; }
+mapfile -t stale < <(docker images --format '{{.Repository}}:{{.Tag}}' | grep "^$prefix/" || true)
+if [ ${#stale[@]} -gt 0 ]; then
+  say "removing images of an earlier run: ${stale[*]}"
+  docker rmi -f "${stale[@]}" >/dev/null
+fi
 say "cold start: sim cache $ASCENDFLEET_SIM_CACHE (empty), sim images $prefix/* (none)"
 
 git clone -q "$top" "$work/clone"
@@ -55,7 +58,8 @@ cd "$work/clone"
 say "cloned $(git rev-parse --short HEAD) into $work/clone"
 
 run() { # run NAME: make NAME in the clone, output to $work/NAME.log
-  local name=$1 target=$2 s=$(date +%s) rc=0
+  local name=$1 target=$2 s rc=0
+  s=$(date +%s)
   make "$target" VENV="$venv" >"$work/$name.log" 2>&1 || rc=$?
   say "$name: make $target rc=$rc in $(( $(date +%s) - s ))s (log $work/$name.log)"
   if [ $rc -ne 0 ]; then
@@ -99,6 +103,6 @@ if echo "$recaps" | grep -vE ' changed=0 '; then
 fi
 say "the second make demo changed nothing ($(echo "$recaps" | wc -l) recap lines, all changed=0)"
 run down demo-down
-[ -z "$(docker ps -a --format '{{.Names}}' | grep -xE 'ascendfleet-sim-hub|sim-910b2-seed|sim-910b3-idle|sim-a3-16chips|sim-310p-duo')" ] \
+! docker ps -a --format '{{.Names}}' | grep -qxE 'ascendfleet-sim-hub|sim-910b2-seed|sim-910b3-idle|sim-a3-16chips|sim-310p-duo' \
   || die "make demo-down left containers of the fleet"
 say "passed in $(( $(date +%s) - t0 ))s"

@@ -9,6 +9,7 @@ Documentation: vllm_compose_plan.yml and vllm_compose_pull_failure.yml beside th
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_cli
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import (
     DeployError,
     hbm_per_card,
@@ -31,6 +32,7 @@ def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=
             models=dict(models or {}),
             defaults=dict(defaults or {}),
             image=dict(image or {}),
+            cli=_vllm_cli,
         )
     except (DeployError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("vllm_compose_plan: %s" % exc)

@@ -80,8 +80,10 @@ def _deployment(desired, observed, host):
     models = probe.get("models")
     if desired is None:
         verdict = ATTENTION
-        reasons.append("runs but is not a present deployment in ascendfleet_deployments "
-                       "(remove it with state: absent and playbooks/undeploy.yml, or add it)")
+        reasons.append("runs but is not a present deployment in ascendfleet_deployments: an orphan holding port %s "
+                       "and card(s) %s (remove it with {name: %s, state: absent} and playbooks/undeploy.yml, or add it)"
+                       % (probe.get("port") or main.get("port") or "-",
+                          ", ".join(str(c) for c in obs.get("cards") or []) or "-", name))
     if desired is not None and not containers:
         verdict = FAILED
         reasons.append("not running: no container of compose project %s (run playbooks/deploy-qwen.yml)" % name)

@@ -210,7 +210,12 @@ def pull_failure(ref, message):
     """One sentence saying why pulling ``ref`` failed and how to fix it, from the daemon's ``message``."""
     registry = image_registry(ref)
     text = " ".join(str(message or "").split())
-    for pattern, what, fix in _PULL_FAILURES:
+    failures = _PULL_FAILURES
+    if "@" in ref and re.search(r"unexpected HTTP status: 500", text):
+        # The distribution registry answers a digest that names no manifest (e.g. an image ID) with 500.
+        failures = _PULL_FAILURES[:1]
+        text = text + " (manifest unknown for this digest)"
+    for pattern, what, fix in failures:
         if re.search(pattern, text, re.IGNORECASE):
             return "%s. Fix: %s. (Docker said: %s)" % (
                 what.format(registry=registry, ref=ref), fix.format(registry=registry, ref=ref), text or "nothing")
@@ -270,8 +275,12 @@ def _truthy_env(value):
 
 
 def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per_card_mb=None,
-         models=None, defaults=None, image=None, presets=None):
+         models=None, defaults=None, image=None, presets=None, cli=None):
     """Resolve and validate every deployment of one host.
+
+    ``cli``: the controller-side ``_vllm_cli`` module (what each vllm-ascend release's vLLM
+    accepts); when given, parsers, extra_args flags and cudagraph_mode are checked against the
+    image's release. Left out on hosts (modules), where the generated data is not shipped.
 
     ``image``: the shared image settings as ``_facts.image_ref`` takes them (repository,
     version, os, variant, image, digest, source, mirror).
@@ -373,6 +382,8 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                % (dep["image"], built_for, family),
                                "use the %s variant (tag suffix %r) or leave ascendfleet_image_variant unset to choose it from the chips"
                                % (family, FAMILY_VARIANT.get(family, "?"))))
+        if cli is not None:
+            _check_cli(cli, dep, host, name, errors, warnings)
         dep["registry"] = image_registry(dep["image"])
         info = models.get(model) or {}
         is_vl = dep["vision"] if dep.get("vision") is not None else "vision_config" in (info.get("config") or {})
@@ -414,6 +425,18 @@ def _check_numbers(dep, host, name, errors, warnings):
         errors.append(_msg(host, name, "extra_args", "is not a list", "give extra vllm flags as a list of strings"))
     if not isinstance(dep.get("extra_env") or {}, dict):
         errors.append(_msg(host, name, "extra_env", "is not a mapping", "give extra environment variables as a mapping"))
+
+
+def _check_cli(cli, dep, host, name, errors, warnings):
+    """What the image's vLLM would refuse at start-up (unknown parser, flag, cudagraph mode)."""
+    release = cli.release_of(dep["image"])
+    if release not in cli.releases():
+        warnings.append(_msg(host, name, "image", "%s is not a vllm-ascend release this collection knows (known: %s), so "
+                             "its reasoning/tool-call parsers and extra_args flags are not checked before start-up"
+                             % (dep["image"], ", ".join(cli.releases())),
+                             "use a known release tag, or check the flags against vllm serve --help of that image"))
+        return
+    errors.extend(cli.check(dep, release, lambda variable, problem, fix: _msg(host, name, variable, problem, fix)))
 
 
 def _check_cc(dep, host, name, errors):

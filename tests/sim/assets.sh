@@ -2,7 +2,7 @@
 # Everything the simulated fleet and the roles need on this machine, built or reused (test
 # infrastructure, never shipped). The one list of "what the demo needs": `make demo`,
 # `make sim-up` (tests/sim/fleet.sh up), `make test` (make sim-assets) and molecule-all all call it.
-#   1. the sim images            tests/sim/build-images.sh   $PREFIX/base, $PREFIX/host
+#   1. the sim images            tests/sim/build-images.sh   $PREFIX/base, $PREFIX/host, $PREFIX/prometheus
 #   2. stand-in vllm-ascend      tests/sim/vllm/build.sh     quay.io/ascend/vllm-ascend:<tag> +
 #                                                            $ASCENDFLEET_SIM_CACHE/images/*.tar
 #   3. modelscope wheelhouse     tests/sim/hub/build-wheelhouse.sh
@@ -20,6 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 expected() {
   echo "image $(sim_image base)"
   echo "image $(sim_image host)"
+  echo "image $(sim_image prometheus)"
   local ref
   while read -r ref; do
     echo "image $ref"

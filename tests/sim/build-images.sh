@@ -5,6 +5,7 @@
 #                         ca-certificates + this machine's CA bundle
 #   $PREFIX/host:latest   base + docker.io & co (host-packages.txt) + Compose v2 plugin
 #   $PREFIX/registry:latest  base + Debian's docker-registry (registry-packages.txt)
+#   $PREFIX/prometheus:latest  base + Debian's prometheus package (real Prometheus, promtool)
 # ($PREFIX is ASCENDFLEET_SIM_IMAGE_PREFIX, default ascendfleet-sim: tests/sim/simenv.sh).
 # tests/sim/assets.sh calls this, then builds the rest of what the sim needs.
 # Each image is also tagged :in-<hash of its inputs>; an existing tag is reused, so a fresh
@@ -88,6 +89,7 @@ build_host_pkgs() { docker_build "$1" Dockerfile.host-pkgs "ROOTFS=$p/rootfs:$RO
 build_base() { docker_build "$1" Dockerfile.base "ROOTFS=$p/rootfs:$ROOTFS_TAG"; }
 build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=$p/host-pkgs:$HOST_PKGS_TAG"; }
 build_registry() { docker_build "$1" Dockerfile.registry "BASE=$p/base:$BASE_TAG"; }
+build_prometheus() { docker_build "$1" Dockerfile.prometheus "BASE=$p/base:$BASE_TAG"; }
 
 if ! have "$p/base:$BASE_TAG" \
    || { ! have "$p/host:$HOST_TAG" && ! have "$p/host-pkgs:$HOST_PKGS_TAG"; }; then
@@ -97,17 +99,20 @@ have "$p/host:$HOST_TAG" || stage "$p/host-pkgs:$HOST_PKGS_TAG" build_host_pkgs
 stage "$p/base:$BASE_TAG" build_base
 stage "$p/host:$HOST_TAG" build_host
 stage "$p/registry:$REGISTRY_TAG" build_registry
+stage "$p/prometheus:$PROMETHEUS_TAG" build_prometheus
 docker tag "$p/base:$BASE_TAG" $p/base:latest
 docker tag "$p/host:$HOST_TAG" $p/host:latest
 docker tag "$p/registry:$REGISTRY_TAG" $p/registry:latest
-echo "build-images: $p/base:latest = :$BASE_TAG, $p/host:latest = :$HOST_TAG, $p/registry:latest = :$REGISTRY_TAG"
+docker tag "$p/prometheus:$PROMETHEUS_TAG" $p/prometheus:latest
+echo "build-images: $p/base:latest = :$BASE_TAG, $p/host:latest = :$HOST_TAG, $p/registry:latest = :$REGISTRY_TAG," \
+  "$p/prometheus:latest = :$PROMETHEUS_TAG"
 # Keep the current input tags and the two newest others per image (another branch's inputs);
 # older ones are untagged (an image still used by a container stays).
 keep_others=2
-for repo in rootfs host-pkgs base host registry; do
+for repo in rootfs host-pkgs base host registry prometheus; do
   case $repo in
     rootfs) cur=$ROOTFS_TAG ;; host-pkgs) cur=$HOST_PKGS_TAG ;; base) cur=$BASE_TAG ;; host) cur=$HOST_TAG ;;
-    registry) cur=$REGISTRY_TAG ;;
+    registry) cur=$REGISTRY_TAG ;; prometheus) cur=$PROMETHEUS_TAG ;;
   esac
   stale=$(docker images "$p/$repo" --format '{{.Tag}}' | { grep '^in-' || true; } \
     | { grep -vx "$cur" || true; } | tail -n +$((keep_others + 1)))

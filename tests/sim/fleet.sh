@@ -10,7 +10,14 @@
 # Env: ASCENDFLEET_SIM_INVENTORY (default inventories/sim/hosts.yml),
 #      ASCENDFLEET_SIM_WAIT (seconds to wait for each host's dockerd, default 120),
 #      ASCENDFLEET_SIM_NETWORK (default ascendfleet-sim), ASCENDFLEET_SIM_HUB=0 (no hub),
-#      ASCENDFLEET_SIM_CACHE / ASCENDFLEET_SIM_IMAGE_PREFIX (tests/sim/simenv.sh).
+#      ASCENDFLEET_SIM_WITH_REGISTRY=0 (neither start nor remove the sim registry),
+#      ASCENDFLEET_SIM_CACHE / ASCENDFLEET_SIM_IMAGE_PREFIX (tests/sim/simenv.sh),
+#      ASCENDFLEET_SIM_HUB_NAME (default ascendfleet-sim-hub), ASCENDFLEET_SIM_HUB_PORT
+#      (loopback port published for the hub, default 18080; empty publishes none),
+#      ASCENDFLEET_SIM_HUB_CONFIG (a hub config JSON, tests/sim/hub/server.py --config; the
+#      hub is recreated on every `up` when one is given),
+#      ASCENDFLEET_SIM_PROFILES_DIR (a directory of more profiles <name>.json, mounted into
+#      the hosts and read instead of tests/sim/profiles/).
 # `down` removes only what belongs to the inventory's hosts (and the hub unless
 # ASCENDFLEET_SIM_HUB=0), so a second fleet with another inventory/network can coexist.
 set -euo pipefail
@@ -23,8 +30,11 @@ base_image=$(sim_image base)
 inventory=${ASCENDFLEET_SIM_INVENTORY:-$top/inventories/sim/hosts.yml}
 network=${ASCENDFLEET_SIM_NETWORK:-ascendfleet-sim}
 with_hub=${ASCENDFLEET_SIM_HUB:-1}
-hub=ascendfleet-sim-hub
-hub_port=18080
+with_registry=${ASCENDFLEET_SIM_WITH_REGISTRY:-1}
+hub=${ASCENDFLEET_SIM_HUB_NAME:-ascendfleet-sim-hub}
+hub_port=${ASCENDFLEET_SIM_HUB_PORT-18080}
+hub_config=${ASCENDFLEET_SIM_HUB_CONFIG:-}
+profiles_dir=${ASCENDFLEET_SIM_PROFILES_DIR:-}
 label=ascendfleet-sim.fleet
 wait_s=${ASCENDFLEET_SIM_WAIT:-120}
 # Every capability but SYS_RESOURCE (not in this machine's bounding set, so --privileged and
@@ -91,18 +101,28 @@ start_hub() {
     say "hub: tests/sim/hub/server.py does not exist yet; no stand-in ModelScope hub started"
     return 0
   fi
-  if current "$hub" "$base_image"; then
-    say "hub: $hub is running (http://127.0.0.1:$hub_port, http://$hub:8080 from the hosts)"
+  local where="http://$hub:8080 from the hosts" run_args=() hub_args=()
+  [ -n "$hub_port" ] && where="http://127.0.0.1:$hub_port, $where" && run_args+=(-p "127.0.0.1:$hub_port:8080")
+  if [ -n "$hub_config" ]; then
+    [ -f "$hub_config" ] || die "hub config $hub_config (ASCENDFLEET_SIM_HUB_CONFIG) does not exist"
+    run_args+=(-v "$(cd "$(dirname "$hub_config")" && pwd)/$(basename "$hub_config"):/etc/ascendfleet-sim-hub.json:ro")
+    hub_args+=(--config /etc/ascendfleet-sim-hub.json)
+  elif current "$hub" "$base_image"; then
+    say "hub: $hub is running ($where)"
     return 0
   fi
-  docker rm -f "$hub" >/dev/null 2>&1 || true
+  if docker inspect "$hub" >/dev/null 2>&1; then
+    [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$hub")" ] \
+      || die "a container named $hub exists that fleet.sh did not start; remove it or set ASCENDFLEET_SIM_HUB_NAME"
+    docker rm -f "$hub" >/dev/null
+  fi
   docker run -d --name "$hub" --hostname "$hub" --label "$label=hub" \
-    --network "$network" -p "127.0.0.1:$hub_port:8080" \
+    --network "$network" "${run_args[@]}" \
     -v "$here:/opt/ascendfleet-sim:ro" --tmpfs /tmp \
     --mount "type=volume,source=$hub-state,target=/var/lib/ascendfleet-sim-hub,volume-label=$label=hub" \
     "$base_image" \
-    python3 /opt/ascendfleet-sim/hub/server.py --port 8080 --state-dir /var/lib/ascendfleet-sim-hub >/dev/null
-  say "hub: started $hub (http://127.0.0.1:$hub_port, http://$hub:8080 from the hosts)"
+    python3 /opt/ascendfleet-sim/hub/server.py --port 8080 --state-dir /var/lib/ascendfleet-sim-hub "${hub_args[@]}" >/dev/null
+  say "hub: started $hub ($where)"
 }
 
 host_command() {
@@ -119,7 +139,12 @@ start_host() { # start_host NAME PROFILE
     say "host $name ($profile) is running"
     return 0
   fi
-  [ -f "$here/profiles/$profile.json" ] \
+  if [ -n "$profiles_dir" ]; then
+    [ -d "$profiles_dir" ] || die "profiles directory $profiles_dir (ASCENDFLEET_SIM_PROFILES_DIR) does not exist"
+    args+=(-v "$(cd "$profiles_dir" && pwd):/opt/ascendfleet-sim-profiles:ro"
+           -e ASCENDFLEET_SIM_PROFILES_DIR=/opt/ascendfleet-sim-profiles)
+  fi
+  [ -f "$here/profiles/$profile.json" ] || [ -f "$profiles_dir/$profile.json" ] \
     || say "warning: profile tests/sim/profiles/$profile.json does not exist (yet); host $name starts without its NPU surface checks"
   if docker inspect "$name" >/dev/null 2>&1; then
     [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$name")" ] \
@@ -180,7 +205,9 @@ cmd_up() {
   done
   wait_hosts "${hosts[@]}"
   # The registry of the simulated site (the pull path, vllm_compose_image_source: pull).
-  ASCENDFLEET_SIM_NETWORK=$network "$here/registry/registry.sh" fleet "${hosts[@]}"
+  if [ "$with_registry" != 0 ]; then
+    ASCENDFLEET_SIM_NETWORK=$network "$here/registry/registry.sh" fleet "${hosts[@]}"
+  fi
   say "up in $(( $(date +%s) - t0 ))s: ${hosts[*]}"
   cmd_status
 }
@@ -198,7 +225,7 @@ cmd_down() {
     names+=("$hub")
     vols+=("$hub-state")
   fi
-  "$here/registry/registry.sh" down
+  [ "$with_registry" = 0 ] || "$here/registry/registry.sh" down
   for name in "${names[@]}"; do
     if docker inspect "$name" >/dev/null 2>&1; then
       [ -n "$(docker inspect -f "{{index .Config.Labels \"$label\"}}" "$name")" ] \
@@ -249,7 +276,7 @@ cmd_status() {
   done < <(inventory_hosts)
   [ "$with_hub" = 0 ] && return 0
   state=$(cstate "$hub")
-  printf '%-20s %-14s %-9s %-15s %s\n' "$hub" "-" "$state" "127.0.0.1:$hub_port" "$( [ "$state" = running ] && echo "http://$hub:8080 from the hosts" || echo -)"
+  printf '%-20s %-14s %-9s %-15s %s\n' "$hub" "-" "$state" "${hub_port:+127.0.0.1:$hub_port}" "$( [ "$state" = running ] && echo "http://$hub:8080 from the hosts" || echo -)"
 }
 
 cmd_endpoints() {

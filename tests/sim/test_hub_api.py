@@ -264,3 +264,25 @@ def test_control_posts_keep_a_keep_alive_connection_usable(hub):
         assert response.status == 200 and json.loads(response.read())["Success"] is True
     finally:
         conn.close()
+
+
+def test_a_models_own_revisions_resolve_to_its_latest_files():
+    pinned = "0123456789abcdef0123456789abcdef01234567"
+    server = Hub(config={"models": {"Team/Model-7B": {"weights_bytes": 3 * 1024 * 1024, "shards": 3,
+                                                      "revisions": [pinned, "release-2", "master"]}}})
+    try:
+        latest = server.files("Team/Model-7B", "master")
+        assert sorted(p for p in latest if p.endswith(".safetensors")) == [
+            "model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
+            "model-00003-of-00003.safetensors"]
+        digests = {p: f["Sha256"] for p, f in latest.items()}
+        assert {p: f["Sha256"] for p, f in server.files("Team/Model-7B", pinned).items()} == digests
+        assert {p: f["Sha256"] for p, f in server.files("Team/Model-7B", "release-2").items()} == digests
+        assert {f["CommitId"] for f in server.files("Team/Model-7B", pinned).values()} == {pinned}
+        status, body = server.json("/api/v1/models/Team/Model-7B/revisions")
+        assert status == 200
+        assert {t["Revision"] for t in body["Data"]["RevisionMap"]["Tags"]} == {"v1.0", "v0.9", "release-2"}
+        status, body = server.json("/api/v1/models/Team/Model-7B/repo/files?Revision=other&Recursive=True")
+        assert status == 200 and body["Data"]["Files"] is None
+    finally:
+        server.stop()

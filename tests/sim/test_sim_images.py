@@ -145,7 +145,8 @@ def test_plan_stages_change_only_with_their_inputs(plan_inputs):
     images, ca, compose, run = plan_inputs
     first = run()
     assert first == run()
-    assert all(first[k].startswith("in-") for k in ("ROOTFS_TAG", "HOST_PKGS_TAG", "BASE_TAG", "HOST_TAG"))
+    assert all(first[k].startswith("in-") for k in ("ROOTFS_TAG", "HOST_PKGS_TAG", "BASE_TAG", "HOST_TAG",
+                                                    "PROMETHEUS_TAG"))
 
     ca.write_text(ca.read_text() + "# another CA\n")
     after_ca = run()
@@ -153,6 +154,7 @@ def test_plan_stages_change_only_with_their_inputs(plan_inputs):
     assert after_ca["HOST_PKGS_TAG"] == first["HOST_PKGS_TAG"]
     assert after_ca["BASE_TAG"] != first["BASE_TAG"]
     assert after_ca["HOST_TAG"] != first["HOST_TAG"]
+    assert after_ca["PROMETHEUS_TAG"] != first["PROMETHEUS_TAG"]
 
     (images / "host-packages.txt").write_text((images / "host-packages.txt").read_text() + "curl\n")
     after_pkgs = run()
@@ -172,6 +174,11 @@ def test_plan_stages_change_only_with_their_inputs(plan_inputs):
     after_reg = run()
     assert after_reg["REGISTRY_TAG"] != after_compose["REGISTRY_TAG"]
     assert after_reg["HOST_TAG"] == after_compose["HOST_TAG"]
+    assert after_compose["PROMETHEUS_TAG"] == after_pkgs["PROMETHEUS_TAG"]
+    (images / "Dockerfile.prometheus").write_text((images / "Dockerfile.prometheus").read_text() + "# x\n")
+    after_prom = run()
+    assert after_prom["PROMETHEUS_TAG"] != after_compose["PROMETHEUS_TAG"]
+    assert after_prom["HOST_TAG"] == after_compose["HOST_TAG"]
 
     other_mirror = run(mirrors={"archive": "http://other.example/debian", "security": ""})
     assert other_mirror["ROOTFS_TAG"] != after_compose["ROOTFS_TAG"]

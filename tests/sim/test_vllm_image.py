@@ -101,7 +101,8 @@ def test_build_lists_the_agreed_tags():
     versions = ["v0.17.0rc1", "v0.18.0rc1"]
     flavours = ["", "-openeuler", "-a3", "-a3-openeuler", "-310p", "-310p-openeuler"]
     expected = ["quay.io/ascend/vllm-ascend:%s%s" % (v, f) for v in versions for f in flavours]
-    expected += ["quay.io/ascend/vllm-ascend:v0.18.0rc1-broken-openeuler", "quay.io/ascend/vllm-ascend:v0.18.0rc1-broken"]
+    expected += ["quay.io/ascend/vllm-ascend:v0.18.0rc1-broken-openeuler", "quay.io/ascend/vllm-ascend:v0.18.0rc1-broken",
+                 "quay.io/ascend/vllm-ascend:v0.18.0rc1-crash"]
     assert out == expected
 
 
@@ -109,7 +110,7 @@ def test_build_lists_the_agreed_tags():
 def test_build_refuses_unknown_tag_shapes(tag):
     proc = subprocess.run([str(BUILD), tag], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1
-    assert "tag '%s' is not of the form vX[-broken][-a3|-310p][-openeuler]" % tag in proc.stderr
+    assert "tag '%s' is not of the form vX[-broken|-crash][-a3|-310p][-openeuler]" % tag in proc.stderr
 
 
 def test_build_labels_archive_and_reuse(image):

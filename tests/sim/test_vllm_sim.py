@@ -637,15 +637,32 @@ def test_metrics_use_vllm_names_and_count_tokens(seed_server):
     status, before, headers = seed_server.request("/metrics")
     assert status == 200 and headers["content-type"].startswith("text/plain")
     for name in ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
-                 "vllm:gpu_cache_usage_perc", "vllm:prompt_tokens_total", "vllm:generation_tokens_total"):
+                 "vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:prefix_cache_queries_total",
+                 "vllm:prefix_cache_hits_total", "vllm:time_to_first_token_seconds_bucket",
+                 "vllm:inter_token_latency_seconds_count", "vllm:e2e_request_latency_seconds_sum"):
         labels, _ = metric(before, name)
-        assert 'model_name="Qwen"' in labels
+        assert 'model_name="Qwen"' in labels and 'engine="0"' in labels
     assert "# TYPE vllm:prompt_tokens_total counter" in before
+    assert "# TYPE vllm:time_to_first_token_seconds histogram" in before
+    # vLLM 0.17 no longer has the old KV-cache gauge (renamed in 0.9.2, removed in 0.12).
+    assert "vllm:gpu_cache_usage_perc" not in before
     _, body = seed_server.json("/v1/chat/completions", chat("count these five words"), key="sk-sim-test")
     after = seed_server.request("/metrics")[1]
     assert metric(after, "vllm:prompt_tokens_total")[1] - metric(before, "vllm:prompt_tokens_total")[1] == body["usage"]["prompt_tokens"]
     assert (metric(after, "vllm:generation_tokens_total")[1] - metric(before, "vllm:generation_tokens_total")[1]
             == body["usage"]["completion_tokens"])
+    count = "vllm:time_to_first_token_seconds_count"
+    assert metric(after, count)[1] - metric(before, count)[1] == 1
+    inf = 'vllm:time_to_first_token_seconds_bucket{engine="0",model_name="Qwen",le="+Inf"}'
+    assert inf in after
+    itl = "vllm:inter_token_latency_seconds_count"
+    assert metric(after, itl)[1] - metric(before, itl)[1] == body["usage"]["completion_tokens"] - 1
+
+
+def test_old_vllm_still_serves_the_old_kv_cache_gauge(host, start):
+    server = start(["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2"], {"ASCENDFLEET_SIM_VLLM_VERSION": "0.10.1"})
+    text = server.request("/metrics")[1]
+    assert metric(text, "vllm:gpu_cache_usage_perc")[1] == metric(text, "vllm:kv_cache_usage_perc")[1]
 
 
 def test_version_endpoint_reports_image_version(host, start):
@@ -678,3 +695,77 @@ def test_port_in_use_exits_1(host, start):
         rc, out = refuse(host, ["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2", "--host", "127.0.0.1", "--port", str(port)])
     assert rc == 1
     assert "Address already in use" in out
+
+
+# --------------------------------------------------------------------------- crash at start-up (-crash image)
+
+
+def test_crash_at_start_exits_1_with_vllm_traceback(host, start):
+    """ASCENDFLEET_SIM_CRASH_AT_START (baked into the -crash image): after the load delay the engine
+    core dies the way vLLM V1 reports it - the root cause's traceback at ERROR, then the API
+    server's 'Engine core initialization failed' - and the process exits 1 without opening the port."""
+    server = start(["Qwen/Qwen3.5-27B"] + SEED_FLAGS,
+                   {"ASCENDFLEET_SIM_CRASH_AT_START": "1", "ASCENDFLEET_SIM_STARTUP_SECONDS": "0.2"}, wait=False)
+    assert server.proc.wait(15) == 1
+    server.reader.join(5)
+    lines = server.log().splitlines()
+    errors = [line for line in lines if " ERROR " in line]
+    assert errors[0].endswith("[core.py:708] EngineCore failed to start.")
+    assert errors[0].startswith("(EngineCore_DP0 pid=")
+    assert errors[-1].endswith("ERR00100 PTA call acl api failed")
+    assert "RuntimeError: NPU function error: aclrtMalloc, error code is 207001" in errors[-1]
+    assert lines[-2].endswith("RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}")
+    assert "Loading weights from" in server.log()
+    assert "Application startup complete." not in server.log()
+    with pytest.raises(urllib.error.URLError):
+        server.request("/health")
+
+
+def test_crash_at_start_takes_the_root_cause_from_the_knob(host, start):
+    server = start(["Qwen/Qwen3.5-27B"] + SEED_FLAGS,
+                   {"ASCENDFLEET_SIM_CRASH_AT_START": "ValueError: weights of layer 3 are corrupt",
+                    "ASCENDFLEET_SIM_STARTUP_SECONDS": "0"}, wait=False)
+    assert server.proc.wait(15) == 1
+    server.reader.join(5)
+    assert "[core.py:708] ValueError: weights of layer 3 are corrupt" in server.log()
+
+
+def test_crash_knob_off_by_default_and_with_0(host, start):
+    server = start(["Qwen/Qwen3.5-27B"] + SEED_FLAGS,
+                   {"ASCENDFLEET_SIM_CRASH_AT_START": "0", "ASCENDFLEET_SIM_STARTUP_SECONDS": "0"})
+    assert server.request("/health")[0] == 200
+
+
+# --------------------------------------------------------------------------- per-release CLI lists (cli_lists.json)
+
+LATER_FLAG = "--distributed-timeout-seconds"  # in vLLM 0.23.0's serve parser, not in 0.17.0's (cli_lists.json)
+
+
+def test_flag_of_a_later_release_is_refused_by_the_older_one(host):
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", LATER_FLAG, "60"], env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.17.0rc1"})
+    assert rc == 2
+    assert "vllm: error: unrecognized arguments: %s 60" % LATER_FLAG in out
+
+
+def test_release_flag_the_stand_in_does_not_model_is_accepted(host, start):
+    host.model("Qwen", "Qwen3-8B", {"max_position_embeddings": 40960})
+    server = start(["Qwen/Qwen3-8B", "--tensor-parallel-size", "2", "--no-enable-prefix-caching", LATER_FLAG, "60",
+                    "--kv-cache-metrics-sample", "0.5"],
+                   env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.23.0"})
+    status, _ = server.json("/v1/models")
+    assert status == 200
+
+
+def test_flag_the_release_does_not_have_is_refused_even_if_modelled(host):
+    """--disable-log-requests is gone from vLLM 0.17.0's serve parser (deprecated, then removed)."""
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--disable-log-requests"], env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.17.0rc1"})
+    assert rc == 2
+    assert "unrecognized arguments: --disable-log-requests" in out
+
+
+def test_reasoning_parser_of_a_later_release_is_refused(host):
+    sim = json.loads((SIM.parent / "cli_lists.json").read_text())
+    later = sorted(set(sim["0.23.0"]["reasoning_parsers"]) - set(sim["0.17.0rc1"]["reasoning_parsers"]))[0]
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--reasoning-parser", later], env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.17.0rc1"})
+    assert rc == 1
+    assert "invalid reasoning parser: %s" % later in out

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import struct
 import threading
 
@@ -19,6 +20,7 @@ BLOCK = 1 << 20
 # Bump when the byte generator changes, so cached digests of old bytes are not reused.
 GENERATOR_VERSION = 1
 MIB = 1 << 20
+COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
 
 DEFAULT_MODELS = {
     "Qwen/Qwen3.5-27B": {"weights_bytes": 4 * MIB, "shards": 2},
@@ -323,6 +325,10 @@ def build_repos(config=None):
     Every model gets branch ``master`` (the latest commit), a tag ``v1.0`` on the same commit,
     and an older commit (full 40-hex id, also tag ``v0.9``) in which only the last shard
     differs, so a revision change re-downloads exactly one shard.
+
+    A model may also list ``"revisions": [...]``: more names it answers to, each the latest
+    commit's files (a 40-hex name becomes that commit id, any other name a tag), so a team's
+    pinned revisions resolve as they do on ModelScope.
     """
     config = config or {}
     models = dict(DEFAULT_MODELS)
@@ -383,5 +389,14 @@ def build_repos(config=None):
         repo.branches["master"] = new
         repo.tags["v1.0"] = new
         repo.tags["v0.9"] = old
+        for name in spec.get("revisions") or []:
+            name = str(name)
+            if repo.resolve(name):
+                continue
+            if COMMIT_ID.match(name):
+                repo.commits[name] = repo.commits[new]
+                repo.commit_times[name] = repo.commit_times[new]
+            else:
+                repo.tags[name] = new
         repos[model_id] = repo
     return repos

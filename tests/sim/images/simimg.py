@@ -214,6 +214,7 @@ def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
     base       rootfs + the machine's CA bundle (seconds)
     host       host-pkgs + CA bundle + Compose v2 plugin (seconds)
     registry   base + Debian's docker-registry, htpasswd, openssl (~20 s)
+    prometheus base + Debian's prometheus package (monitoring scenarios; ~1 min)
     The CA bundle goes in last so a changed bundle only costs the two fast stages.
     """
     sources = apt_sources_for_image(mirrors)
@@ -246,12 +247,17 @@ def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
         ("Dockerfile.registry", _read(os.path.join(images_dir, "Dockerfile.registry"))),
         ("registry-packages.txt", _read(os.path.join(images_dir, "registry-packages.txt"))),
     ])
+    prometheus = input_hash([
+        ("base", base),
+        ("Dockerfile.prometheus", _read(os.path.join(images_dir, "Dockerfile.prometheus"))),
+    ])
     return {
         "ROOTFS_TAG": "in-" + rootfs,
         "HOST_PKGS_TAG": "in-" + host_pkgs,
         "BASE_TAG": "in-" + base,
         "HOST_TAG": "in-" + host,
         "REGISTRY_TAG": "in-" + registry,
+        "PROMETHEUS_TAG": "in-" + prometheus,
         "APT_ARCHIVE": mirrors["archive"],
         "APT_SECURITY": mirrors["security"],
     }

@@ -19,11 +19,12 @@ repo="${SIMVLLM_REPO:-quay.io/ascend/vllm-ascend}"
 save="${SIMVLLM_SAVE:-1}"
 
 # vllm-ascend's naming: vX (ubuntu), vX-openeuler, vX-a3, vX-a3-openeuler, vX-310p, vX-310p-openeuler.
-# v0.18.0rc1 is the rollout target; the -broken tags start but never become healthy (rollback tests).
+# v0.18.0rc1 is the rollout target; the -broken tags start but never become healthy (rollback tests);
+# the -crash tag's engine dies while loading, exit 1 with vLLM's traceback (crash-loop tests).
 TAGS=(
   v0.17.0rc1 v0.17.0rc1-openeuler v0.17.0rc1-a3 v0.17.0rc1-a3-openeuler v0.17.0rc1-310p v0.17.0rc1-310p-openeuler
   v0.18.0rc1 v0.18.0rc1-openeuler v0.18.0rc1-a3 v0.18.0rc1-a3-openeuler v0.18.0rc1-310p v0.18.0rc1-310p-openeuler
-  v0.18.0rc1-broken-openeuler v0.18.0rc1-broken
+  v0.18.0rc1-broken-openeuler v0.18.0rc1-broken v0.18.0rc1-crash
 )
 
 die() { echo "build.sh: $*" >&2; exit 1; }
@@ -38,9 +39,9 @@ if [[ "${1:-}" == -* ]]; then
 fi
 (($#)) && tags=("$@") || tags=("${TAGS[@]}")
 
-tag_re='^v([0-9][0-9A-Za-z.]*)(-broken)?(-a3|-310p)?(-openeuler)?$'
+tag_re='^v([0-9][0-9A-Za-z.]*)(-broken|-crash)?(-a3|-310p)?(-openeuler)?$'
 for tag in "${tags[@]}"; do
-  [[ "$tag" =~ $tag_re ]] || die "tag '$tag' is not of the form vX[-broken][-a3|-310p][-openeuler] (see --list)."
+  [[ "$tag" =~ $tag_re ]] || die "tag '$tag' is not of the form vX[-broken|-crash][-a3|-310p][-openeuler] (see --list)."
 done
 
 docker info >/dev/null 2>&1 || die "Docker is not reachable (docker info failed); start it with 'make docker'."
@@ -50,12 +51,13 @@ base_id="$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null)" ||
 cache_dir="$ASCENDFLEET_SIM_CACHE/images"
 mkdir -p "$cache_dir"
 
-inputs="$(cd "$here" && cat Dockerfile vllm_sim.py build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
+inputs="$(cd "$here" && cat Dockerfile vllm_sim.py cli_lists.json build.sh | sha256sum | cut -c1-16)-${base_id#sha256:}"
 
 for tag in "${tags[@]}"; do
   [[ "$tag" =~ $tag_re ]]
   version="${BASH_REMATCH[1]}"
-  never_healthy=0; [[ -n "${BASH_REMATCH[2]}" ]] && never_healthy=1
+  never_healthy=0; [[ "${BASH_REMATCH[2]}" == -broken ]] && never_healthy=1
+  crash=0; [[ "${BASH_REMATCH[2]}" == -crash ]] && crash=1
   variant="${BASH_REMATCH[3]#-}"; variant="${variant:-910b}"
   flavour=ubuntu; [[ -n "${BASH_REMATCH[4]}" ]] && flavour=openeuler
   ref="$repo:$tag"
@@ -68,7 +70,7 @@ for tag in "${tags[@]}"; do
   else
     out="$(docker build -q -f "$here/Dockerfile" \
       --build-arg BASE_IMAGE="$base" --build-arg VLLM_VERSION="$version" --build-arg VARIANT="$variant" \
-      --build-arg OS_FLAVOUR="$flavour" --build-arg NEVER_HEALTHY="$never_healthy" --build-arg INPUTS="$key" \
+      --build-arg OS_FLAVOUR="$flavour" --build-arg NEVER_HEALTHY="$never_healthy" --build-arg CRASH_AT_START="$crash" --build-arg INPUTS="$key" \
       -t "$ref" "$here" 2>&1)" || { echo "$out" >&2; die "docker build of $ref failed."; }
     action=built
     # The previous build of this tag is now untagged: drop it unless something still uses it.
@@ -79,7 +81,7 @@ for tag in "${tags[@]}"; do
   id="$(docker image inspect -f '{{.Id}}' "$ref")"
   size="$(docker image inspect -f '{{.Size}}' "$ref")"
   printf 'image   %-7s %s  %s  %s MB  (vllm %s, variant %s, %s%s)\n' "$action" "$ref" "${id:7:12}" "$((size / 1000000))" \
-    "$version" "$variant" "$flavour" "$([[ $never_healthy == 1 ]] && echo ', never healthy')"
+    "$version" "$variant" "$flavour" "$([[ $never_healthy == 1 ]] && echo ', never healthy')$([[ $crash == 1 ]] && echo ', crashes at start-up')"
 
   if [[ "$save" == 1 ]]; then
     archive="$cache_dir/${ref//[\/:]/_}.tar"

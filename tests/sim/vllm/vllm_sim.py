@@ -57,6 +57,47 @@ MAX_LEN_KEYS = (
 # vllm.config.compilation.CUDAGraphMode
 CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 CONTROL_DEVICES = ("davinci_manager", "devmm_svm", "hisi_hdc")
+# Per release: the flags, parsers and cudagraph modes the real `vllm serve` of that release accepts
+# (cli_lists.json, written by gen_cli_lists.py from the vLLM wheel the release is built on). A
+# release not listed there keeps the built-in tuples above and this parser's own flags.
+CLI_LISTS_PATHS = (
+    os.environ.get("ASCENDFLEET_SIM_VLLM_CLI_LISTS", ""),
+    os.path.join(os.path.dirname(os.path.realpath(__file__)), "cli_lists.json"),
+    "/usr/local/share/ascendfleet-sim/vllm_cli_lists.json",
+)
+
+
+_LISTS = []
+
+
+def release_lists():
+    """The lists of this image's release (ASCENDFLEET_SIM_VLLM_VERSION), or None (read once)."""
+    if not _LISTS:
+        version = os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION)
+        found = None
+        for path in CLI_LISTS_PATHS:
+            if path and os.path.isfile(path):
+                with open(path, encoding="utf-8") as handle:
+                    found = json.load(handle).get(version)
+                break
+        _LISTS.append(found)
+    return _LISTS[0]
+
+
+def unknown_flags(extras, known):
+    """Split argparse's leftover tokens into those of flags vLLM knows (ignored here) and the unknown ones.
+
+    A `--flag` token is known when vLLM's FlexibleArgumentParser would know it (`_`->`-`,
+    `--x.key` JSON keys); the value tokens after a flag go with it.
+    """
+    unknown, current = [], None
+    for arg in extras:
+        if arg.startswith("--") and arg != "--":
+            name = "--" + arg[2:].split("=", 1)[0].split(".", 1)[0].rstrip("+").replace("_", "-")
+            current = name in known
+        if current is not True:
+            unknown.append(arg)
+    return unknown
 
 
 class StartupError(Exception):
@@ -99,14 +140,14 @@ def uvicorn_log(msg):
 class FlexibleArgumentParser(argparse.ArgumentParser):
     """Like vLLM's: `--max_model_len` is accepted as `--max-model-len`."""
 
-    def parse_args(self, args=None, namespace=None):  # noqa: D401 - argparse API
+    def parse_known_args(self, args=None, namespace=None):  # noqa: D401 - argparse API (parse_args calls it)
         fixed = []
         for arg in args if args is not None else sys.argv[1:]:
             if arg.startswith("--") and "_" in arg.split("=", 1)[0]:
                 key, sep, value = arg.partition("=")
                 arg = key.replace("_", "-") + sep + value
             fixed.append(arg)
-        return super().parse_args(fixed, namespace)
+        return super().parse_known_args(fixed, namespace)
 
 
 def compilation_config(value):
@@ -126,10 +167,11 @@ def compilation_config(value):
             "1 validation error for CompilationConfig\n  Input should be an object [type=model_type, input_value=%r, input_type=str]" % value
         )
     mode = data.get("cudagraph_mode")
-    if mode is not None and mode not in CUDAGRAPH_MODES:
+    modes = tuple((release_lists() or {}).get("cudagraph_modes") or CUDAGRAPH_MODES)
+    if mode is not None and mode not in modes:
         raise argparse.ArgumentTypeError(
             "1 validation error for CompilationConfig\ncudagraph_mode\n  Input should be %s [type=enum, input_value=%r, input_type=str]"
-            % (", ".join("'%s'" % m for m in CUDAGRAPH_MODES[:-1]) + " or '%s'" % CUDAGRAPH_MODES[-1], mode)
+            % (", ".join("'%s'" % m for m in modes[:-1]) + " or '%s'" % modes[-1], mode)
         )
     return data
 
@@ -403,11 +445,14 @@ def check_startup(args):
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         raise StartupError("TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser",
                            "add --tool-call-parser (qwen3_coder for Qwen3.5) or drop --enable-auto-tool-choice.")
-    if args.tool_call_parser and args.tool_call_parser not in TOOL_CALL_PARSERS:
-        raise StartupError("KeyError: 'invalid tool call parser: %s (chose from { %s })'" % (args.tool_call_parser, ",".join(TOOL_CALL_PARSERS)),
+    lists = release_lists() or {}
+    tool_parsers = tuple(lists.get("tool_call_parsers") or TOOL_CALL_PARSERS)
+    reasoning_parsers = tuple(lists.get("reasoning_parsers") or REASONING_PARSERS)
+    if args.tool_call_parser and args.tool_call_parser not in tool_parsers:
+        raise StartupError("KeyError: 'invalid tool call parser: %s (chose from { %s })'" % (args.tool_call_parser, ",".join(tool_parsers)),
                            "use one of vLLM's tool call parsers.")
-    if args.reasoning_parser and args.reasoning_parser not in REASONING_PARSERS:
-        raise StartupError("KeyError: 'invalid reasoning parser: %s (chose from { %s })'" % (args.reasoning_parser, ",".join(REASONING_PARSERS)),
+    if args.reasoning_parser and args.reasoning_parser not in reasoning_parsers:
+        raise StartupError("KeyError: 'invalid reasoning parser: %s (chose from { %s })'" % (args.reasoning_parser, ",".join(reasoning_parsers)),
                            "use one of vLLM's reasoning parsers.")
     gmu = args.gpu_memory_utilization
     if not (gmu > 0 and gmu <= 1):
@@ -462,13 +507,79 @@ def check_startup(args):
 # --------------------------------------------------------------------------- serving
 
 
+# Histogram buckets of vLLM's V1 Prometheus logger (vllm/v1/metrics/loggers.py).
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+                20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+               40.0, 80.0)
+E2E_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
+               480.0, 960.0, 1920.0, 7680.0)
+
+
+def version_tuple(version):
+    match = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+class Histogram:
+    def __init__(self, buckets):
+        self.buckets = buckets
+        self.counts = [0] * len(buckets)
+        self.total = 0
+        self.sum = 0.0
+
+    def observe(self, value, times=1):
+        for i, bound in enumerate(self.buckets):
+            if value <= bound:
+                self.counts[i] += times
+        self.total += times
+        self.sum += value * times
+
+    def lines(self, name, label):
+        out = []
+        for bound, count in zip(self.buckets, self.counts):
+            out.append('%s_bucket{%s,le="%s"} %.1f' % (name, label, float(bound), count))
+        out.append('%s_bucket{%s,le="+Inf"} %.1f' % (name, label, self.total))
+        out.append("%s_count{%s} %.1f" % (name, label, self.total))
+        out.append("%s_sum{%s} %r" % (name, label, self.sum))
+        return out
+
+
 class Metrics:
-    def __init__(self):
+    """vLLM's /metrics names and labels (engine, model_name) as of the image's vLLM release."""
+
+    def __init__(self, version=None):
         self.lock = threading.Lock()
+        self.version = version_tuple(version or os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION))
         self.running = 0
         self.prompt_tokens = 0
         self.generation_tokens = 0
         self.success = {"stop": 0, "length": 0, "tool_calls": 0}
+        self.ttft = Histogram(TTFT_BUCKETS)
+        self.itl = Histogram(ITL_BUCKETS)
+        self.e2e = Histogram(E2E_BUCKETS)
+        self.prefix_queries = 0
+        self.prefix_hits = 0
+        self.last_prompt = []
+
+    def observe(self, seconds, prompt, completion_tokens):
+        """One finished request: latencies and the prefix cache (hits = tokens shared with the last prompt)."""
+        tokens = re.findall(r"\S+", prompt)
+        hits = 0
+        for a, b in zip(tokens, self.last_prompt):
+            if a != b:
+                break
+            hits += 1
+        with self.lock:
+            self.last_prompt = tokens
+            self.prefix_queries += len(tokens)
+            self.prefix_hits += hits
+            # The stand-in answers in one go: the first token after 40% of the time, the others evenly after it.
+            first = seconds * 0.4
+            self.ttft.observe(first)
+            self.e2e.observe(seconds)
+            if completion_tokens > 1:
+                self.itl.observe((seconds - first) / (completion_tokens - 1), completion_tokens - 1)
 
     def render(self, model_name, kv_usage):
         label = 'engine="0",model_name="%s"' % model_name
@@ -483,9 +594,21 @@ class Metrics:
                 "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
                 "# TYPE vllm:kv_cache_usage_perc gauge",
                 "vllm:kv_cache_usage_perc{%s} %s" % (label, kv_usage),
-                "# HELP vllm:gpu_cache_usage_perc GPU KV-cache usage. 1 means 100 percent usage (deprecated name).",
-                "# TYPE vllm:gpu_cache_usage_perc gauge",
-                "vllm:gpu_cache_usage_perc{%s} %s" % (label, kv_usage),
+            ]
+            # Renamed to kv_cache_usage_perc in 0.9.2, hidden by default in 0.11, removed in 0.12.
+            if self.version < (0, 11):
+                lines += [
+                    "# HELP vllm:gpu_cache_usage_perc GPU KV-cache usage. 1 means 100 percent usage.",
+                    "# TYPE vllm:gpu_cache_usage_perc gauge",
+                    "vllm:gpu_cache_usage_perc{%s} %s" % (label, kv_usage),
+                ]
+            lines += [
+                "# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.",
+                "# TYPE vllm:prefix_cache_queries_total counter",
+                "vllm:prefix_cache_queries_total{%s} %.1f" % (label, self.prefix_queries),
+                "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.",
+                "# TYPE vllm:prefix_cache_hits_total counter",
+                "vllm:prefix_cache_hits_total{%s} %.1f" % (label, self.prefix_hits),
                 "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.",
                 "# TYPE vllm:prompt_tokens_total counter",
                 "vllm:prompt_tokens_total{%s} %.1f" % (label, self.prompt_tokens),
@@ -497,6 +620,11 @@ class Metrics:
             ]
             for reason, count in self.success.items():
                 lines.append('vllm:request_success_total{%s,finished_reason="%s"} %.1f' % (label, reason, count))
+            for name, help_text, hist in (
+                    ("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", self.ttft),
+                    ("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", self.itl),
+                    ("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", self.e2e)):
+                lines += ["# HELP %s %s" % (name, help_text), "# TYPE %s histogram" % name] + hist.lines(name, label)
         return "\n".join(lines) + "\n"
 
 
@@ -738,9 +866,12 @@ def make_handler(server):
                     req = json.loads(raw or b"null")
                 except ValueError as exc:
                     raise ApiError(400, "JSON decode error: %s" % exc)
+                started = time.monotonic()
                 if server.reply_delay:
                     time.sleep(server.reply_delay)
                 result = server.chat(req)
+                server.metrics.observe(time.monotonic() - started, message_text(req["messages"])[0],
+                                       result["usage"]["completion_tokens"])
             except ApiError as err:
                 self.reply(err.status, err.body())
                 return
@@ -770,6 +901,38 @@ def make_handler(server):
             self.reply(200, body.encode(), "text/event-stream; charset=utf-8")
 
     return Handler
+
+
+# What vLLM V1 prints when the engine core process dies while loading (vllm/v1/engine/core.py
+# logs the root cause's traceback line by line at ERROR, then the API server's own traceback
+# ends in "Engine core initialization failed"); the process exits 1.
+CRASH_ROOT_CAUSE = ("RuntimeError: NPU function error: aclrtMalloc, error code is 207001 "
+                    "[ERROR] 2026-12-01-00:00:00 (PID:264, Device:0, RankID:-1) ERR00100 PTA call acl api failed")
+
+
+def engine_core_crash(root_cause=None):
+    root_cause = root_cause or CRASH_ROOT_CAUSE
+    core = "(EngineCore_DP0 pid=%d)" % (os.getpid() + 1)
+    stamp = time.strftime("%m-%d %H:%M:%S")
+    frames = (
+        "Traceback (most recent call last):",
+        '  File "/vllm-workspace/vllm/vllm/v1/engine/core.py", line 699, in run_engine_core',
+        "    engine_core = EngineCoreProc(*args, **kwargs)",
+        '  File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/model_runner_v1.py", line 2417, in load_model',
+        "    self.model = get_model(vllm_config=self.vllm_config)",
+        root_cause,
+    )
+    print("%s ERROR %s [core.py:708] EngineCore failed to start." % (core, stamp), flush=True)
+    for line in frames:
+        print("%s ERROR %s [core.py:708] %s" % (core, stamp, line), flush=True)
+    print("(APIServer pid=%d) Traceback (most recent call last):\n"
+          '(APIServer pid=%d)   File "/usr/local/bin/vllm", line 8, in <module>\n'
+          "(APIServer pid=%d)     sys.exit(main())\n"
+          "(APIServer pid=%d) RuntimeError: Engine core initialization failed. See root cause above. "
+          "Failed core proc(s): {}" % ((os.getpid(),) * 4), file=sys.stderr)
+    print("[%s] ASCENDFLEET_SIM_CRASH_AT_START is set: this image's engine dies while loading the model."
+          % SIM, file=sys.stderr, flush=True)
+    return 1
 
 
 class HTTPServer(ThreadingHTTPServer):
@@ -809,6 +972,9 @@ def serve(args):
     if stop.wait(max(delay, 0)):
         log("INFO", "launcher.py:101", "Shutting down during start-up.")
         return 0
+    crash = os.environ.get("ASCENDFLEET_SIM_CRASH_AT_START", "").strip()
+    if crash and crash != "0":
+        return engine_core_crash(crash if crash != "1" else None)
     server = Server(args, state)
     host = args.host if args.host is not None else "0.0.0.0"
     try:
@@ -839,7 +1005,20 @@ def serve(args):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    lists = release_lists()
+    parser = build_parser()
+    if lists is None:
+        args = parser.parse_args(argv)
+    else:
+        # This release's own flag list decides what is known: flags this stand-in does not model are
+        # accepted and ignored (with their values); a flag the stand-in models but the release does
+        # not know is refused, as the real `vllm serve` of that release refuses it.
+        args, extras = parser.parse_known_args(argv)
+        modelled = [a for a in argv if a.startswith("--") and unknown_flags([a], set(lists["flags"]))]
+        unknown = unknown_flags(extras, set(lists["flags"])) + [a for a in modelled if a not in extras]
+        if unknown:
+            parser.error("unrecognized arguments: %s" % " ".join(unknown))
     if args.model_tag and args.model_flag:
         print("vllm serve: error: With `vllm serve`, you should provide the model as a positional argument "
               "or in a config file instead of via the `--model` option.", file=sys.stderr)

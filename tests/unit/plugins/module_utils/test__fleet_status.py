@@ -92,7 +92,9 @@ def test_unhealthy_chip_problems_plan_errors_orphans_and_full_kv_cache():
         "desired state invalid: sim-910b2-seed: deployment qwen: model: not prefetched"]
     assert [d["name"] for d in host["deployments"]] == ["qwen", "old-test"]
     assert host["deployments"][0]["reasons"] == ["KV cache 97% full (requests will queue; add cards or replicas)"]
-    assert host["deployments"][1]["reasons"][0].startswith("runs but is not a present deployment")
+    assert host["deployments"][1]["reasons"][0] == (
+        "runs but is not a present deployment in vllm_compose_deployments: an orphan holding port 8000 and card(s) 4, 5 "
+        "(remove it with {name: old-test, state: absent} and playbooks/undeploy.yml, or add it)")
 
 
 def test_text_table_has_one_line_per_deployment_and_a_count():

@@ -1,0 +1,34 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet maintainers
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+
+class ModuleDocFragment(object):
+    # Shared by ascendfleet.llm.vllm_gate and ascendfleet.llm.vllm_host_info: read-only modules
+    # that read the host's containers through docker and its sockets and processes through /proc.
+    DOCUMENTATION = r"""
+attributes:
+  check_mode:
+    support: full
+    description: Only reads, the same way in check mode.
+  diff_mode:
+    support: none
+    description: Read-only module, nothing to diff.
+  idempotent:
+    support: full
+    description: Never changes anything.
+options:
+  docker_executable:
+    description: C(docker) program.
+    type: str
+    default: docker
+  proc_root:
+    description:
+      - Where the host's C(/proc) is - the listening TCP sockets (C(net/tcp), C(net/tcp6)), the
+        processes holding them (C(<pid>/fd)) and their containers (C(<pid>/cgroup)).
+      - Reading other processes' C(fd) needs root, as the role runs.
+    type: path
+    default: /proc
+"""

@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendfleet.llm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Filter checking role inputs and play knobs against the roles' argument specs and ranges.
+
+Documentation: input_errors.yml beside this file.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import RULES, check, message
+
+ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
+ROLES = ("npu_verify", "model_prefetch", "vllm_compose")
+_SPECS = {}
+
+
+def role_options(roles=ROLES):
+    """The merged argument_specs.main.options of ``roles`` (read from the collection's roles/)."""
+    import yaml
+
+    options = {}
+    for role in roles:
+        if role not in _SPECS:
+            path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
+            try:
+                with open(path) as handle:
+                    spec = yaml.safe_load(handle) or {}
+            except (IOError, OSError) as exc:
+                raise AnsibleFilterError("input_errors: cannot read %s (%s)" % (path, exc))
+            _SPECS[role] = ((spec.get("argument_specs") or {}).get("main") or {}).get("options") or {}
+        options.update(_SPECS[role])
+    return options
+
+
+UNSET = "__ascendfleet_unset__"
+
+
+def input_names(roles=ROLES):
+    """The variables ``roles`` read (their argument specs) plus the play knobs with a rule."""
+    if isinstance(roles, str):
+        roles = [roles]
+    options = role_options(tuple(roles))
+    return sorted(set(options) | set(n for n in RULES if any(n.startswith(r + "_") for r in roles)))
+
+
+def input_errors(variables, host="host", roles=ROLES):
+    """One message per bad input among ``variables`` (a host's vars, e.g. hostvars[host]).
+
+    A value equal to ``__ascendfleet_unset__`` (the vars lookup's default in the roles) is not set.
+    """
+    if isinstance(roles, str):
+        roles = [roles]
+    options = role_options(tuple(roles))
+    names = input_names(roles) if tuple(roles) != ROLES else sorted(set(options) | set(RULES))
+    values, errors = {}, []
+    for name in names:
+        try:
+            if name in variables and not (isinstance(variables[name], str) and variables[name] == UNSET):
+                values[name] = variables[name]
+        except Exception as exc:  # pylint: disable=broad-except
+            # an undefined or broken template
+            errors.append(message(host, name, "cannot be evaluated (%s)" % exc, "fix the expression or the variables it uses"))
+    return errors + check(str(host), options, values)
+
+
+class FilterModule(object):
+    """Input checks."""
+
+    def filters(self):
+        return {"input_errors": input_errors, "input_names": input_names}

@@ -1,0 +1,407 @@
+"""Generate plugins/module_utils/_vllm_cli_data.py: what each supported vllm-ascend release's vLLM accepts.
+
+For every vllm-ascend release in RELEASES this reads, from the real sources and without importing vLLM
+(it needs torch):
+
+* the exact vLLM pin, from the release's own Dockerfile (``ARG VLLM_TAG=vX.Y.Z``) in a git clone of
+  vllm-project/vllm-ascend (``--vllm-ascend-repo``; cloned from GitHub when the path does not exist);
+* that vLLM release's wheel from the package index (``pip download vllm==X.Y.Z --no-deps
+  --only-binary=:all:`` into ``--download-dir``, reused when present), whose files are parsed with ``ast``:
+  - the ``vllm serve`` flags: every ``add_argument`` of ``make_arg_parser``/``subparser_init`` and the
+    ``add_cli_args`` methods (engine and frontend), with ``--no-<flag>`` where argparse's
+    BooleanOptionalAction adds it (explicitly, or through ``get_kwargs`` for a ``bool`` config field),
+    and the fields of the frontend dataclass that ``FrontendArgs.add_cli_args`` turns into flags;
+  - the reasoning parsers and tool-call parsers registered by name (lazy-registration tables and
+    ``register_module`` decorators);
+  - the members of ``CUDAGraphMode`` (the values ``compilation_config.cudagraph_mode`` takes);
+* what vllm-ascend adds at the same tag (its platform plugin's ``pre_register_and_update``): flags,
+  parsers, and the ``--quantization`` method it appends.
+
+Provenance (vllm-ascend commit, the Dockerfile line, the wheel's file name and sha256, the sha256 of
+every parsed file) is written next to the data. Not run in CI (it needs the network); its output is
+committed and tests/unit/plugins/module_utils/test_vllm_cli_data.py checks its shape.
+
+    python scripts/gen-vllm-cli-data.py [--vllm-ascend-repo DIR] [--download-dir DIR] [--check]
+"""
+import argparse
+import ast
+import datetime
+import hashlib
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUTPUT = ROOT / "plugins" / "module_utils" / "_vllm_cli_data.py"
+RELEASES = ("v0.17.0rc1", "v0.18.0rc1", "v0.18.0", "v0.19.1rc1", "v0.20.2rc1", "v0.21.0rc1",
+            "v0.22.1rc1", "v0.23.0rc1", "v0.23.0")
+VLLM_ASCEND_GIT = "https://github.com/vllm-project/vllm-ascend.git"
+# Files of the wheel that build the `vllm serve` parser, and the functions in them that add arguments.
+PARSER_FILES = ("vllm/entrypoints/openai/cli_args.py", "vllm/engine/arg_utils.py", "vllm/entrypoints/cli/serve.py")
+PARSER_FUNCS = {"make_arg_parser", "add_cli_args", "subparser_init", "_customize_cli_kwargs"}
+# Flags every vLLM this collection supports has; the generator fails when one is not found (a parse gap).
+MUST_HAVE = ("--host", "--port", "--served-model-name", "--tensor-parallel-size", "--max-model-len",
+             "--max-num-seqs", "--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice",
+             "--compilation-config", "--enable-prefix-caching", "--no-enable-prefix-caching",
+             "--gpu-memory-utilization", "--api-key", "--speculative-config", "--headless")
+SWITCH_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version"}
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+# --------------------------------------------------------------------------- vllm-ascend side
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+
+
+def vllm_pin(repo, tag):
+    """The vLLM tag a vllm-ascend release's Dockerfile clones, with the line it came from."""
+    text = git(repo, "show", "%s:Dockerfile" % tag).decode()
+    match = re.search(r"^ARG VLLM_TAG=v?(\S+)\s*$", text, re.M)
+    if not match:
+        raise SystemExit("%s: no 'ARG VLLM_TAG=' in Dockerfile" % tag)
+    return match.group(1), match.group(0).strip(), sha256(text.encode())
+
+
+def ascend_additions(repo, tag):
+    """What vllm-ascend's plugin adds to vLLM's CLI at `tag`: flags, parsers, quantization methods."""
+    files = [p for p in git(repo, "ls-tree", "-r", "--name-only", tag, "vllm_ascend").decode().split()
+             if p.endswith(".py")]
+    flags, reasoning, tools, quant, hashes = set(), set(), set(), set(), {}
+    constants = {}
+    for path in files:
+        data = git(repo, "show", "%s:%s" % (tag, path))
+        tree = ast.parse(data)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        constants[target.id] = node.value.value
+        touched = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "pre_register_and_update":
+                touched = True
+                for call in ast.walk(node):
+                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+                        if call.func.attr == "add_argument":
+                            flags.update(a.value for a in call.args if isinstance(a, ast.Constant))
+                        elif call.func.attr == "append" and "quant" in ast.unparse(call.func.value):
+                            quant.update(ast.unparse(a) for a in call.args)
+            names = registered_names(node)
+            if names:
+                touched = True
+                (reasoning if names[0] == "reasoning" else tools).update(names[1])
+        if touched:
+            hashes[path] = sha256(data)
+    quant = {constants.get(q, q.strip("'\"")) for q in quant}
+    return {"flags": sorted(flags), "reasoning_parsers": sorted(reasoning), "tool_call_parsers": sorted(tools),
+            "quantization_methods": sorted(quant), "source_files": hashes}
+
+
+# --------------------------------------------------------------------------- vLLM wheel side
+
+
+def registered_names(node):
+    """('reasoning'|'tool', names) for a parser registration call/decorator, else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    owner = ast.unparse(node.func.value)
+    kind = "reasoning" if "ReasoningParserManager" in owner else "tool" if "ToolParserManager" in owner else None
+    if kind is None or node.func.attr not in ("register_module", "register_lazy_module"):
+        return None
+    values = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "name"]
+    names = []
+    for value in values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            names.append(value.value)
+        elif isinstance(value, (ast.List, ast.Tuple)):
+            names.extend(e.value for e in value.elts if isinstance(e, ast.Constant))
+    return (kind, names) if names else None
+
+
+def parser_tables(files, prefix):
+    """Names from `_..._PARSERS_TO_REGISTER = {name: ...}` tables and register decorators under `prefix`."""
+    names = set()
+    used = {}
+    for path, data in files.items():
+        if not path.startswith(prefix):
+            continue
+        tree = ast.parse(data)
+        for node in ast.walk(tree):
+            hit = False
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+                target = node.targets[0]
+                if isinstance(target, ast.Name) and re.fullmatch(r"_\w*PARSERS_TO_REGISTER", target.id):
+                    names.update(k.value for k in node.value.keys if isinstance(k, ast.Constant))
+                    hit = True
+            found = registered_names(node)
+            if found and found[1] and all(isinstance(n, str) for n in found[1]):
+                # register_lazy_module(name, ...) inside the loop over the table has a Name, not a str
+                names.update(found[1])
+                hit = True
+            if hit:
+                used[path] = sha256(data)
+    return sorted(names), used
+
+
+class ClassIndex:
+    """Dataclass fields by class name (with bases) across the parsed modules; module-level aliases."""
+
+    def __init__(self, trees):
+        self.classes = {}
+        self.aliases = {}
+        self.dataclasses = set()
+        for tree in trees:
+            for node in tree.body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    self.aliases.setdefault(node.targets[0].id, node.value)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None \
+                        and "TypeAlias" in ast.unparse(node.annotation):
+                    self.aliases.setdefault(node.target.id, node.value)
+                elif isinstance(node, ast.ClassDef):
+                    fields = {}
+                    for stmt in node.body:
+                        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                            ann = stmt.annotation
+                            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                                ann = ast.parse(ann.value, mode="eval").body
+                            if re.match(r"(typing\.)?(ClassVar|InitVar)\b", ast.unparse(ann)):
+                                continue
+                            fields[stmt.target.id] = ann
+                    bases = [ast.unparse(b).rsplit(".", maxsplit=1)[-1] for b in node.bases]
+                    self.classes.setdefault(node.name, (bases, fields))
+                    decorators = " ".join(ast.unparse(d) for d in node.decorator_list)
+                    if re.search(r"dataclass|config", decorators):
+                        self.dataclasses.add(node.name)
+
+    def fields(self, name, depth=0):
+        bases, own = self.classes.get(name, ([], {}))
+        merged = {}
+        for base in bases if depth < 8 else ():
+            merged.update(self.fields(base, depth + 1))
+        merged.update(own)
+        return merged
+
+    def names_in(self, ann, depth=0):
+        names = set()
+        for node in ast.walk(ann):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+                if depth < 4 and node.id in self.aliases:
+                    names |= self.names_in(self.aliases[node.id], depth + 1)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and depth < 4:
+                try:
+                    names |= self.names_in(ast.parse(node.value, mode="eval").body, depth + 1)
+                except SyntaxError:
+                    pass
+        return names
+
+    def is_bool(self, ann):
+        """get_kwargs' rule: a dataclass-typed field parses JSON; else a field whose type holds bool is a switch."""
+        names = self.names_in(ann)
+        return "bool" in names and not (names & self.dataclasses) and "Literal" not in names
+
+
+def serve_flags(files):
+    """{flag: 'switch'|'value'} of `vllm serve`, read from the parser-building functions."""
+    config_trees = [ast.parse(d) for p, d in files.items() if p.startswith("vllm/config")]
+    parser_trees = {p: ast.parse(files[p]) for p in PARSER_FILES if p in files}
+    index = ClassIndex(config_trees + list(parser_trees.values()))
+    flags = {}
+
+    def add(names, switch, negatable):
+        for name in names:
+            flags[name] = "switch" if switch else flags.get(name, "value")
+            if negatable and name.startswith("--"):
+                flags["--no-" + name[2:]] = "switch"
+
+    for path, tree in parser_trees.items():
+        for cls in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)] + [tree]:
+            for func in cls.body:
+                if not (isinstance(func, ast.FunctionDef) and func.name in PARSER_FUNCS):
+                    continue
+                owner = cls.name if isinstance(cls, ast.ClassDef) else None
+                kwargs_of, overrides, extra, removed = {}, {}, {}, set()
+                for node in ast.walk(func):
+                    # X = get_kwargs(Cls) / get_kwargs(cls)
+                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                            and ast.unparse(node.value.func).endswith("get_kwargs") and node.value.args:
+                        target = ast.unparse(node.targets[0])
+                        arg = ast.unparse(node.value.args[0])
+                        kwargs_of[target] = "FrontendArgs" if arg == "cls" else arg
+                    # X["field"]["action"|"flags"] = value
+                    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+                        sub = node.targets[0]
+                        if isinstance(sub.value, ast.Subscript) and isinstance(sub.slice, ast.Constant):
+                            field = sub.value.slice.value if isinstance(sub.value.slice, ast.Constant) else None
+                            if sub.slice.value == "action":
+                                overrides[field] = ast.unparse(node.value)
+                            elif sub.slice.value == "flags" and isinstance(node.value, (ast.List, ast.Tuple)):
+                                extra[field] = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+                    if isinstance(node, ast.Delete):
+                        for t in node.targets:
+                            if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant):
+                                removed.add(t.slice.value)
+                for node in ast.walk(func):
+                    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                            and node.func.attr == "add_argument"):
+                        continue
+                    names = [a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
+                    action = next((ast.unparse(k.value) for k in node.keywords if k.arg == "action"), None)
+                    star = next((k.value for k in node.keywords if k.arg is None), None)
+                    if isinstance(star, ast.Dict):
+                        # **{**X["field"], "default": None, ...}
+                        for key, value in zip(star.keys, star.values):
+                            if isinstance(key, ast.Constant) and key.value == "action":
+                                action = ast.unparse(value)
+                        star = next((v for k, v in zip(star.keys, star.values) if k is None), None)
+                    dynamic = any(isinstance(a, ast.JoinedStr) for a in node.args)
+                    if dynamic:
+                        # for key, value in X.items(): add_argument(*flags, f"--{key.replace('_', '-')}", **value)
+                        source = kwargs_of.get(ast.unparse(star)) if star is not None else None
+                        if source is None:
+                            source = next(iter(kwargs_of.values()), owner)
+                        for field, ann in index.fields(source).items():
+                            if field in removed:
+                                continue
+                            act = overrides.get(field)
+                            negatable = index.is_bool(ann) if act is None else act.endswith("BooleanOptionalAction")
+                            switch = negatable or (act is not None and act.strip("'\"") in SWITCH_ACTIONS)
+                            add(["--" + field.replace("_", "-")] + extra.get(field, []), switch, negatable)
+                        continue
+                    if not names:
+                        continue
+                    if action is not None:
+                        negatable = action.endswith("BooleanOptionalAction")
+                        add(names, negatable or action.strip("'\"") in SWITCH_ACTIONS, negatable)
+                    elif isinstance(star, ast.Subscript) and isinstance(star.slice, ast.Constant):
+                        source = kwargs_of.get(ast.unparse(star.value))
+                        ann = index.fields(source).get(star.slice.value) if source else None
+                        act = overrides.get(star.slice.value)
+                        negatable = (ann is not None and index.is_bool(ann)) if act is None else act.endswith("BooleanOptionalAction")
+                        add(names, negatable, negatable)
+                    else:
+                        add(names, False, False)
+    return dict(sorted(flags.items()))
+
+
+def cudagraph_modes(files):
+    for path, data in files.items():
+        if not path.startswith("vllm/config"):
+            continue
+        for node in ast.walk(ast.parse(data)):
+            if isinstance(node, ast.ClassDef) and node.name == "CUDAGraphMode":
+                return [t.id for s in node.body if isinstance(s, ast.Assign) for t in s.targets
+                        if isinstance(t, ast.Name) and t.id.isupper()], path
+    raise SystemExit("no class CUDAGraphMode under vllm/config")
+
+
+def wheel_for(version, download_dir):
+    found = sorted(download_dir.glob("vllm-%s-*.whl" % version))
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "vllm==%s" % version, "--no-deps",
+                        "--only-binary=:all:", "-d", str(download_dir)], check=True)
+        found = sorted(download_dir.glob("vllm-%s-*.whl" % version))
+    if not found:
+        raise SystemExit("vllm==%s: no wheel on the package index" % version)
+    return found[0]
+
+
+def read_wheel(path):
+    wanted = re.compile(r"vllm/(config|engine|entrypoints|reasoning|tool_parsers|utils)/.*\.py$|vllm/config\.py$")
+    with zipfile.ZipFile(path) as zf:
+        return {n: zf.read(n) for n in zf.namelist() if wanted.match(n)}
+
+
+def vllm_facts(wheel):
+    files = read_wheel(wheel)
+    flags = serve_flags(files)
+    missing = [f for f in MUST_HAVE if f not in flags]
+    if missing:
+        raise SystemExit("%s: parse gap, flags not found: %s" % (wheel.name, " ".join(missing)))
+    reasoning, r_files = parser_tables(files, "vllm/reasoning/")
+    tools, t_files = parser_tables(files, "vllm/tool_parsers/")
+    if not tools:
+        tools, t_files = parser_tables(files, "vllm/entrypoints/openai/tool_parsers/")
+    modes, mode_file = cudagraph_modes(files)
+    used = {p: sha256(files[p]) for p in PARSER_FILES if p in files}
+    used.update(r_files)
+    used.update(t_files)
+    used[mode_file] = sha256(files[mode_file])
+    return {"flags": flags, "reasoning_parsers": reasoning, "tool_call_parsers": tools,
+            "cudagraph_modes": modes, "source_files": dict(sorted(used.items()))}
+
+
+def generate(repo, download_dir):
+    releases = {}
+    for tag in RELEASES:
+        version, line, dockerfile_hash = vllm_pin(repo, tag)
+        wheel = wheel_for(version, download_dir)
+        facts = vllm_facts(wheel)
+        ascend = ascend_additions(repo, tag)
+        releases[tag] = {
+            "vllm_version": version,
+            "vllm_pin": {"file": "Dockerfile", "line": line, "sha256": dockerfile_hash,
+                         "vllm_ascend_commit": git(repo, "rev-list", "-n1", tag).decode().strip()},
+            "vllm_dist": {"file": wheel.name, "sha256": sha256(wheel.read_bytes())},
+            **facts,
+            "vllm_ascend": ascend,
+        }
+        print("%-11s vllm %-7s %4d flags, %2d reasoning parsers, %2d tool-call parsers, cudagraph %s; ascend adds %s"
+              % (tag, version, len(facts["flags"]), len(facts["reasoning_parsers"]), len(facts["tool_call_parsers"]),
+                 "/".join(facts["cudagraph_modes"]), ascend["quantization_methods"] or "nothing"), file=sys.stderr)
+    return releases
+
+
+def render(releases):
+    body = json.dumps(releases, indent=4, sort_keys=True)  # JSON of str/list/dict only: a Python literal
+    return (
+        '# -*- coding: utf-8 -*-\n'
+        '# Copyright: ascendfleet.llm contributors\n'
+        '# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)\n'
+        '# GENERATED by scripts/gen-vllm-cli-data.py from the vLLM wheels on the package index and the\n'
+        '# vllm-ascend release tags; do not edit by hand, re-run the generator.\n'
+        '"""What `vllm serve` accepts in each supported vllm-ascend release (flags, parsers, cudagraph modes).\n\n'
+        'PRIVATE to this collection. Read through plugins/module_utils/_vllm_cli.py.\n'
+        '"""\n\n'
+        'from __future__ import absolute_import, division, print_function\n\n'
+        '__metaclass__ = type\n\n'
+        'GENERATOR = "scripts/gen-vllm-cli-data.py"\n'
+        'GENERATED = "%s"\n\n'
+        'RELEASES = %s\n' % (datetime.date.today().isoformat(), body)
+    )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vllm-ascend-repo", type=pathlib.Path, default=ROOT / ".cache" / "vllm-ascend")
+    parser.add_argument("--download-dir", type=pathlib.Path, default=ROOT / ".cache" / "vllm-wheels")
+    parser.add_argument("--output", type=pathlib.Path, default=OUTPUT)
+    parser.add_argument("--check", action="store_true", help="fail when the output would change (data only)")
+    args = parser.parse_args(argv)
+    if not args.vllm_ascend_repo.exists():
+        subprocess.run(["git", "clone", "--bare", VLLM_ASCEND_GIT, str(args.vllm_ascend_repo)], check=True)
+    args.download_dir.mkdir(parents=True, exist_ok=True)
+    releases = generate(args.vllm_ascend_repo, args.download_dir)
+    text = render(releases)
+    if args.check:
+        old = args.output.read_text() if args.output.exists() else ""
+        same = old.split("RELEASES = ", 1)[-1] == text.split("RELEASES = ", 1)[-1]
+        print("up to date" if same else "%s is out of date" % args.output, file=sys.stderr)
+        return 0 if same else 1
+    args.output.write_text(text)
+    print("wrote %s" % args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

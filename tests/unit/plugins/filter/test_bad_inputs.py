@@ -1,0 +1,133 @@
+"""A table of bad inputs through the real planner (vllm_compose_plan) and the real argument specs
+(input_errors, reading roles/*/meta/argument_specs.yml): each is refused with a message naming the
+host, the variable and the fix. Issue 19, section 4.
+"""
+import pytest
+
+from ansible_collections.ascendfleet.llm.plugins.filter.inputs import input_errors, role_options
+from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import vllm_compose_plan
+from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import RULES
+
+HOST = "gpu-07"
+CHIPS = [{"device_id": d, "health": "OK", "hbm_total_mb": 65536} for d in range(8)]
+MODELS = {"Qwen/Qwen3.5-27B": {"prefetched": True, "revision": "master", "weights_bytes": 0,
+                               "config": {"text_config": {"max_position_embeddings": 262144}, "vision_config": {}}}}
+IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.17.0rc1", "os": "openeuler", "variant": None,
+         "image": "", "digest": "", "mirror": ""}
+GOOD = {"name": "qwen", "preset": "qwen3.5-27b", "model": "Qwen/Qwen3.5-27B"}
+
+# (id, role/play variables, variable named in the message, a piece of the fix)
+VARIABLES = [
+    ("serial-word", {"vllm_compose_serial": "half"}, "vllm_compose_serial", "'25%'"),
+    ("serial-zero", {"vllm_compose_serial": 0}, "vllm_compose_serial", "batch size"),
+    ("serial-percent-over", {"vllm_compose_serial": "150%"}, "vllm_compose_serial", "batch size"),
+    ("serial-list-bad-item", {"vllm_compose_serial": [1, "x"]}, "vllm_compose_serial", "batch size"),
+    ("max-fail-over-100", {"vllm_compose_max_fail_percentage": 150}, "vllm_compose_max_fail_percentage", "0"),
+    ("max-fail-word", {"vllm_compose_max_fail_percentage": "some"}, "vllm_compose_max_fail_percentage", "whole number"),
+    ("digest-short", {"vllm_compose_image_digest": "abc"}, "vllm_compose_image_digest", "sha256:<64"),
+    ("digest-upper", {"vllm_compose_image_digest": "sha256:" + "A" * 64}, "vllm_compose_image_digest", "sha256:<64"),
+    ("image-os", {"vllm_compose_image_os": "debian"}, "vllm_compose_image_os", "'openeuler'"),
+    ("image-variant", {"vllm_compose_image_variant": "a3"}, "vllm_compose_image_variant", "'-a3'"),
+    ("image-source", {"vllm_compose_image_source": "registry"}, "vllm_compose_image_source", "'pull'"),
+    ("image-version", {"vllm_compose_image_version": "latest"}, "vllm_compose_image_version", "v0.18.0rc1"),
+    ("image-repo-empty", {"vllm_compose_image_repository": " "}, "vllm_compose_image_repository", "give a value"),
+    ("health-timeout-zero", {"vllm_compose_health_timeout": 0}, "vllm_compose_health_timeout", "seconds"),
+    ("health-timeout-word", {"vllm_compose_health_timeout": "10m"}, "vllm_compose_health_timeout", "whole number"),
+    ("health-interval-neg", {"vllm_compose_health_interval": -5}, "vllm_compose_health_interval", "seconds"),
+    ("smoke-test-word", {"vllm_compose_smoke_test": "maybe"}, "vllm_compose_smoke_test", "true or false"),
+    ("rollback-word", {"vllm_compose_rollback": "sometimes"}, "vllm_compose_rollback", "true or false"),
+    ("rollback-target", {"vllm_compose_rollback_target": "last"}, "vllm_compose_rollback_target", "'last-good'"),
+    ("log-tail-neg", {"vllm_compose_log_tail": -1}, "vllm_compose_log_tail", "log lines"),
+    ("project-root-relative", {"vllm_compose_project_root": "opt/ascendfleet"}, "vllm_compose_project_root", "absolute path"),
+    ("host-mounts-string", {"vllm_compose_host_mounts": "/usr/local/dcmi"}, "vllm_compose_host_mounts", "YAML list"),
+    ("deployments-mapping", {"vllm_compose_deployments": {"name": "qwen"}}, "vllm_compose_deployments", "YAML list"),
+    ("deployments-item-string", {"vllm_compose_deployments": ["qwen"]}, "vllm_compose_deployments[0]", "dict"),
+    ("shm-size", {"vllm_compose_shm_size": "lots"}, "vllm_compose_shm_size", "1g"),
+    ("cache-dir-relative", {"model_prefetch_cache_dir": "cache/modelscope"}, "model_prefetch_cache_dir", "absolute path"),
+    ("prefetch-source", {"model_prefetch_source": "s3"}, "model_prefetch_source", "'hub'"),
+    ("prefetch-verify", {"model_prefetch_verify": "sha"}, "model_prefetch_verify", "'quick'"),
+    ("prefetch-attempts-zero", {"model_prefetch_attempts": 0}, "model_prefetch_attempts", "attempts"),
+    ("prefetch-fanout-port", {"model_prefetch_fanout_port": 70000}, "model_prefetch_fanout_port", "65535"),
+    ("prefetch-endpoint", {"model_prefetch_endpoint": "modelscope.cn"}, "model_prefetch_endpoint", "https://"),
+    ("prefetch-fanout-word", {"model_prefetch_fanout": "auto"}, "model_prefetch_fanout", "true or false"),
+    ("prefetch-models-string", {"model_prefetch_models": "Qwen/Qwen3.5-27B"}, "model_prefetch_models", "YAML list"),
+    ("verify-idle-percent-sign", {"npu_verify_idle_threshold_pct": "5%"}, "npu_verify_idle_threshold_pct", "number"),
+    ("verify-idle-over", {"npu_verify_idle_threshold_pct": 250}, "npu_verify_idle_threshold_pct", "0 to 100"),
+    ("verify-min-chips-neg", {"npu_verify_min_healthy_chips": -1}, "npu_verify_min_healthy_chips", "chips"),
+    ("verify-max-fail", {"npu_verify_max_fail_percentage": 101}, "npu_verify_max_fail_percentage", "percentage"),
+    ("verify-cache-relative", {"npu_verify_cache_dir": "./cache"}, "npu_verify_cache_dir", "absolute path"),
+    ("verify-docker-version", {"npu_verify_docker_min_version": "new"}, "npu_verify_docker_min_version", "version"),
+    ("verify-sizes-list", {"npu_verify_model_sizes_gb": [54]}, "npu_verify_model_sizes_gb", "YAML mapping"),
+]
+
+# (id, deployments, defaults/image overrides, variable named in the message, a piece of the fix)
+DEPLOYMENTS = [
+    ("model-no-owner", [{"name": "qwen", "model": "Qwen3-0.6B"}], {}, "model", "Owner/Name"),
+    ("name-upper", [{"name": "Qwen", "model": "Qwen/Qwen3.5-27B"}], {}, "name", "lower-case"),
+    ("unknown-key", [dict(GOOD, max_num_seq=4)], {}, "max_num_seq", "spelling"),
+    ("unknown-preset", [dict(GOOD, preset="qwen4")], {}, "preset", "known presets"),
+    ("state-word", [dict(GOOD, state="gone")], {}, "state", "state: absent"),
+    ("tp-string", [dict(GOOD, tensor_parallel_size="two")], {}, "tensor_parallel_size", "whole number"),
+    ("tp-three", [dict(GOOD, tensor_parallel_size=3)], {}, "tensor_parallel_size x data_parallel_size", "powers of two"),
+    ("port-high", [dict(GOOD, port=70000)], {}, "port", "between 1 and 65535"),
+    ("gmu-percent", [dict(GOOD, gpu_memory_utilization=95)], {}, "gpu_memory_utilization", "0.90"),
+    ("auto-tool-no-parser", [dict(GOOD, tool_call_parser=None)], {}, "enable_auto_tool_choice", "tool_call_parser"),
+    ("reasoning-parser", [dict(GOOD, reasoning_parser="qwen")], {}, "reasoning_parser", "did you mean qwen3"),
+    ("tool-parser", [dict(GOOD, tool_call_parser="qwen3-coder")], {}, "tool_call_parser", "did you mean qwen3_coder"),
+    ("extra-flag-typo", [dict(GOOD, extra_args=["--max-num-seq", "8"])], {}, "extra_args[0]", "did you mean --max-num-seqs"),
+    ("extra-flag-later", [dict(GOOD, extra_args=["--distributed-timeout-seconds", "60"])], {}, "extra_args[0]",
+     "vllm_compose_image_version"),
+    ("extra-flag-one-item", [dict(GOOD, extra_args=["--max-num-seqs 8"])], {}, "extra_args[0]", "two items"),
+    ("cudagraph-mode", [dict(GOOD, compilation_config={"cudagraph_mode": "FULL_DECODE"})], {},
+     "compilation_config.cudagraph_mode", "FULL_DECODE_ONLY"),
+    ("cc-key-value", [dict(GOOD, compilation_config="cudagraph_mode:FULL")], {}, "compilation_config", "JSON"),
+    ("devices-count", [dict(GOOD, devices=[0])], {}, "devices", "exactly"),
+    ("max-model-len-over", [dict(GOOD, max_model_len=300000)], {}, "max_model_len", "262144 or less"),
+    ("not-prefetched", [{"name": "q8", "model": "Qwen/Qwen3-8B", "preset": "qwen3-8b"}], {}, "model", "prefetch"),
+    ("port-collision", [GOOD, dict(GOOD, name="qwen-b", devices=[6, 7])], {}, "port", "its own port"),
+]
+
+
+def names_everything(messages, variable, fix):
+    hit = [m for m in messages if m.startswith(HOST + ": ") and (": %s: " % variable) in m and "Fix: " in m]
+    assert hit, "no message names host %s and variable %s:\n%s" % (HOST, variable, "\n".join(messages))
+    assert any(fix in m.split("Fix: ", 1)[1] for m in hit), "the fix does not say %r:\n%s" % (fix, "\n".join(hit))
+
+
+@pytest.mark.parametrize("values, variable, fix", [c[1:] for c in VARIABLES], ids=[c[0] for c in VARIABLES])
+def test_bad_variable_is_refused_naming_host_variable_fix(values, variable, fix):
+    names_everything(input_errors(values, HOST), variable, fix)
+
+
+@pytest.mark.parametrize("deployments, extra, variable, fix", [c[1:] for c in DEPLOYMENTS], ids=[c[0] for c in DEPLOYMENTS])
+def test_bad_deployment_is_refused_naming_host_variable_fix(deployments, extra, variable, fix):
+    plan = vllm_compose_plan(deployments, HOST, family="910B", healthy_device_ids=list(range(8)), chips=CHIPS,
+                             models=MODELS, defaults={}, image=dict(IMAGE, **extra))
+    names_everything(plan["errors"], variable, fix)
+    assert all(m.startswith(HOST + ": deployment ") for m in plan["errors"])
+
+
+def test_the_table_is_at_least_40():
+    assert len(VARIABLES) + len(DEPLOYMENTS) >= 40
+
+
+def test_the_defaults_pass():
+    """Every role default (what an untouched inventory gives) is accepted, so no valid run is refused."""
+    import yaml
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[4]
+    for role in ("npu_verify", "model_prefetch", "vllm_compose"):
+        defaults = yaml.safe_load((root / "roles" / role / "defaults" / "main.yml").read_text()) or {}
+        plain = {k: v for k, v in defaults.items() if not (isinstance(v, str) and "{{" in v)}
+        assert input_errors(plain, HOST) == [], role
+
+
+def test_good_play_knobs_pass():
+    for serial in (1, "2", "25%", "100%", [1, "50%"]):
+        assert input_errors({"vllm_compose_serial": serial}, HOST) == [], serial
+    assert input_errors({"vllm_compose_max_fail_percentage": "0", "vllm_compose_image_digest": ""}, HOST) == []
+
+
+def test_every_rule_names_a_spec_variable_or_a_play_knob():
+    options = role_options()
+    assert set(RULES) - set(options) == set(), "a rule for a variable no role declares"

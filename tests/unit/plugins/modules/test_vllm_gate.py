@@ -1,0 +1,226 @@
+# -*- coding: utf-8 -*-
+"""ascendfleet.llm.vllm_gate and vllm_host_info through their real entry points: a fake docker
+answering with real `docker inspect` captures (a compose container of the sim, the crash-looping
+stand-in) and real stand-in logs, a /proc tree built like the kernel's, and a real HTTP server on
+127.0.0.1 answering like vLLM."""
+
+import copy
+import http.server
+import json
+import os
+import shutil
+import threading
+
+import pytest
+
+from ansible_collections.ascendfleet.llm.plugins.modules import vllm_gate, vllm_host_info
+
+from .conftest import HERE
+
+FAKE_DOCKER = os.path.join(HERE, "fixtures", "fake-docker-gate")
+FIXTURES = os.path.join(HERE, os.pardir, "module_utils", "fixtures", "vllm_gate")
+ROOT = "/root/.cache/modelscope/hub/models/Qwen/Qwen3-8B"
+SERVED = 'Qwen 8B $x #1 "ü" 千问'
+# What `docker inspect --format '{{.Id}} {{.Name}} <project label>'` prints for the deployment's container.
+OWN = "%s /qwen-vllm-ascend-1 qwen\n"
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def running():
+    """The sim's real compose container of deployment qwen (vllm_compose_health_gate scenario)."""
+    return json.loads(fixture("inspect-compose-running.json"))
+
+
+def crash_looping(base):
+    """The same container, crash-looping: the state of the real crash-looping capture."""
+    raw = copy.deepcopy(base)
+    raw[0]["State"] = json.loads(fixture("inspect-crash-looping.json"))[0]["State"]
+    raw[0]["RestartCount"] = 2
+    return raw
+
+
+class Vllm(http.server.BaseHTTPRequestHandler):
+    models = {"object": "list", "data": [{"id": SERVED, "root": ROOT}]}
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        if self.path == "/health":
+            return self._reply(200, "")
+        if self.path == "/v1/models":
+            return self._reply(200, json.dumps(Vllm.models))
+        return self._reply(404, "")
+
+    def _reply(self, code, body):
+        data = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def vllm():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Vllm)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def docker(tmp_path, monkeypatch):
+    d = tmp_path / "docker"
+    d.mkdir()
+    monkeypatch.setenv("FAKE_DOCKER_GATE_DIR", str(d))
+
+    def states(*inspects, log="log-engine-core-crash.txt", holders=""):
+        for index, raw in enumerate(inspects):
+            (d / ("inspect-%d.json" % index)).write_text(json.dumps(raw))
+        shutil.copy(os.path.join(FIXTURES, log), str(d / "log.txt"))
+        (d / "holders.txt").write_text(holders)
+        return d
+    return states
+
+
+def looks(d):
+    """How often the gate read the container (docker inspect of the project's container)."""
+    return sum(1 for line in (d / "calls.txt").read_text().splitlines()
+               if line.startswith("inspect --type container") and "--format" not in line)
+
+
+def proc_tree(tmp_path, port, pid, container_id):
+    """/proc with one listener on 127.0.0.1:<port> held by <pid>, which runs in <container_id>."""
+    root = tmp_path / "proc"
+    (root / "net").mkdir(parents=True)
+    (root / "net" / "tcp").write_text(
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:%04X 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 77001 1 0 100 0 0 10 0\n"
+        % port)
+    (root / "net" / "tcp6").write_text("  sl  local_address remote_address st\n")
+    (root / str(pid) / "fd").mkdir(parents=True)
+    os.symlink("socket:[77001]", str(root / str(pid) / "fd" / "9"))
+    (root / str(pid) / "cgroup").write_text("0::/docker/%s\n" % container_id)
+    (root / str(pid) / "cmdline").write_bytes(b"vllm\0serve\0" + ROOT.encode() + b"\0")
+    return root
+
+
+def gate_args(port, proc, **extra):
+    args = {"project": "qwen", "port": port, "served_model_name": SERVED, "model_root": ROOT, "timeout": 5,
+            "interval": 1, "docker_executable": FAKE_DOCKER, "proc_root": str(proc)}
+    args.update(extra)
+    return args
+
+
+def test_passes_when_its_own_container_answers(run_module, docker, tmp_path, vllm):
+    base = running()
+    d = docker(base, holders=OWN % base[0]["Id"])
+    proc = proc_tree(tmp_path, vllm, 4242, base[0]["Id"])
+    failed, result = run_module(vllm_gate.main, gate_args(vllm, proc))
+    assert not failed, result["msg"]
+    assert result["reason"] == ""
+    assert result["container"]["name"] == "qwen-vllm-ascend-1"
+    assert [(h["pid"], h["container_id"]) for h in result["holders"]] == [(4242, base[0]["Id"])]
+    # One look before /health, one after /v1/models (still the same container): passed at once.
+    assert looks(d) == 2
+
+
+def test_crash_loop_fails_at_the_next_look_with_vllms_error_first(run_module, docker, tmp_path):
+    base = running()
+    d = docker(base, crash_looping(base))
+    proc = proc_tree(tmp_path, 1, 4242, base[0]["Id"])
+    # Nothing listens on the port; without the container watch this would wait for the 60 s timeout.
+    failed, result = run_module(vllm_gate.main, gate_args(59999, proc, timeout=60))
+    assert failed
+    lines = result["msg"].splitlines()
+    assert lines[0] == ("vLLM's error: RuntimeError: NPU function error: aclrtMalloc, error code is 207001 [ERROR] "
+                        "2026-12-01-00:00:00 (PID:264, Device:0, RankID:-1) ERR00100 PTA call acl api failed")
+    assert lines[1].startswith("the container is crash-looping: restarting after exit code 1, 2 restart(s) since the "
+                               "change (health gate of deployment qwen on port 59999, ")
+    assert "Last 40 lines of the container log:" in result["msg"]
+    assert result["reason"] == "the container is crash-looping: restarting after exit code 1, 2 restart(s) since the change"
+    assert result["vllm_errors"][1] == ("RuntimeError: Engine core initialization failed. See root cause above. "
+                                        "Failed core proc(s): {}")
+    assert looks(d) == 2  # seen at the second look, not after the 60 s timeout
+    assert "logs --tail 1000 %s" % base[0]["Id"] in (d / "calls.txt").read_text()
+
+
+def test_access_lines_are_counted_not_shown(run_module, docker, tmp_path):
+    base = running()
+    docker(base, crash_looping(base), log="log-never-healthy.txt")
+    failed, result = run_module(vllm_gate.main, gate_args(59999, proc_tree(tmp_path, 1, 1, "0" * 64), timeout=60))
+    assert failed
+    assert result["access_lines_omitted"] == 45
+    assert "Last 40 lines of the container log (45 access-log lines omitted):" in result["msg"]
+    assert 'HTTP/1.1" 503' not in result["msg"]
+
+
+def test_another_container_answering_fails_naming_it(run_module, docker, tmp_path, vllm):
+    base = running()
+    other = "c" * 64
+    d = docker(base, holders="%s /old-qwen-vllm-ascend-1 old-qwen\n" % other)
+    proc = proc_tree(tmp_path, vllm, 5151, other)
+    failed, result = run_module(vllm_gate.main, gate_args(vllm, proc, timeout=30))
+    assert failed
+    assert result["reason"] == (
+        "port %d is answered by container old-qwen-vllm-ascend-1 of compose project old-qwen (pid 5151: vllm serve %s), "
+        "not by deployment qwen's container (%s)" % (vllm, ROOT, base[0]["Id"][:12]))
+    assert looks(d) == 1  # failed at the first answer
+
+
+def test_unprovable_answer_fails(run_module, docker, tmp_path, vllm):
+    docker(running())
+    proc = proc_tree(tmp_path, 1, 4242, "0" * 64)  # nobody seen on the server's port
+    failed, result = run_module(vllm_gate.main, gate_args(vllm, proc, timeout=30))
+    assert failed
+    assert result["reason"].startswith("port %d answers but no process on this host is seen listening on it" % vllm)
+
+
+def test_timeout_names_the_last_answer(run_module, docker, tmp_path):
+    docker(running())
+    failed, result = run_module(vllm_gate.main, gate_args(59999, proc_tree(tmp_path, 1, 1, "0" * 64), timeout=2))
+    assert failed
+    assert result["reason"] == "not healthy within 2 s: /health answered nothing (connection refused)"
+
+
+def test_wrong_model_root_keeps_waiting_then_names_it(run_module, docker, tmp_path, vllm, monkeypatch):
+    base = running()
+    docker(base, holders=OWN % base[0]["Id"])
+    monkeypatch.setattr(Vllm, "models", {"data": [{"id": SERVED, "root": "/elsewhere"}]})
+    failed, result = run_module(vllm_gate.main, gate_args(vllm, proc_tree(tmp_path, vllm, 4242, base[0]["Id"]), timeout=2))
+    assert failed
+    assert result["reason"] == ("not healthy within 2 s: /v1/models on port %d serves %r from /elsewhere, not from %s"
+                                % (vllm, SERVED, ROOT))
+
+
+# --------------------------------------------------------------------------- vllm_host_info
+
+
+def test_host_info_refuses_the_renamed_deployment(run_module, docker, tmp_path):
+    base = running()
+    docker(base, holders="%s /qwen-vllm-ascend-1 qwen\n" % base[0]["Id"])
+    port = 8000
+    proc = proc_tree(tmp_path, port, 4242, base[0]["Id"])
+    (tmp_path / "opt" / "qwen").mkdir(parents=True)
+    (tmp_path / "opt" / "qwen" / "compose.yaml").write_text("name: qwen\n")
+    (tmp_path / "ledger.json").write_text(json.dumps({"version": 1, "assignments": {"qwen": [4]}}))
+    failed, result = run_module(vllm_host_info.main, {
+        "host": "sim-1", "planned": [{"name": "qwen-new", "port": port, "devices": None, "model": "Qwen/Qwen3-8B"}],
+        "names": ["qwen-new"], "project_root": str(tmp_path / "opt"), "ledger_path": str(tmp_path / "ledger.json"),
+        "docker_executable": FAKE_DOCKER, "proc_root": str(proc)})
+    assert not failed and result["problems"] == []
+    (orphan,) = result["orphans"]
+    assert (orphan["name"], orphan["containers"], orphan["ports"], orphan["cards"], orphan["project_dir"]) == (
+        "qwen", ["qwen-vllm-ascend-1"], [8000], [4], True)
+    assert result["errors"] == [
+        "sim-1: deployment qwen-new: port: 8000 is held by orphan deployment qwen (qwen-vllm-ascend-1, %s), which "
+        "vllm_compose_deployments no longer names. Fix: add {name: qwen, state: absent} to vllm_compose_deployments and "
+        "run again: that removes the old deployment's containers, project directory and cards, or give qwen-new another "
+        "port" % base[0]["Config"]["Image"]]
+    assert result["port_holders"]["8000"][0]["project"] == "qwen"
