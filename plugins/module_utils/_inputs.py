@@ -42,7 +42,7 @@ RULES = {
     "vllm_compose_log_tail": {"kind": "range", "min": 0, "max": 100000, "fix": "give a number of log lines, e.g. 40"},
     "vllm_compose_project_root": {"kind": "abspath"},
     "vllm_compose_image_archive_remote_dir": {"kind": "abspath"},
-    "vllm_compose_model_cache_dir": {"kind": "abspath"},
+    "vllm_compose_cache_dir": {"kind": "abspath"},
     "vllm_compose_image_digest": {"kind": "digest", "optional": True},
     "vllm_compose_image_version": {"kind": "version"},
     "vllm_compose_image_repository": {"kind": "nonempty"},
@@ -225,12 +225,30 @@ def _check_serial(host, name, value):
     return []
 
 
+# A role variable whose default is the shared inventory input: "{{ ascendfleet_x | default(...) }}".
+SHARED_DEFAULT_RE = re.compile(r"^\s*\{\{\s*(ascendfleet_[a-z0-9_]+)\s*(\||\}\})")
+
+
+def shared_inputs(options):
+    """role variable -> the shared ``ascendfleet_`` inventory input it defaults to (from the specs)."""
+    shared = {}
+    for name, spec in (options or {}).items():
+        default = (spec or {}).get("default")
+        match = SHARED_DEFAULT_RE.match(default) if isinstance(default, str) else None
+        if match:
+            shared[name] = match.group(1)
+    return shared
+
+
 def check(host, options, values, names=None):
     """Messages for every input in ``values`` (variable -> value, only those that are set) against ``options``.
 
     ``options``: the merged ``argument_specs.main.options`` of the roles. ``names`` limits the
     check; variables with a RULE but no spec entry (play knobs) are checked by their rule.
+    A role variable that holds what the user set as its shared ``ascendfleet_`` input (the
+    inventory name, see ``shared_inputs``) is reported under that name, since that is what to fix.
     """
+    shared = shared_inputs(options)
     errors = []
     for name in sorted(names if names is not None else values):
         if name not in values:
@@ -238,5 +256,9 @@ def check(host, options, values, names=None):
         spec = options.get(name)
         if spec is None and name not in RULES:
             continue
-        errors.extend(check_value(host, name, values[name], spec))
+        source = shared.get(name)
+        label = source if source in values and values[source] == values[name] else name
+        for text in check_value(host, label, values[name], spec, rule=RULES.get(name)):
+            if text not in errors:
+                errors.append(text)
     return errors

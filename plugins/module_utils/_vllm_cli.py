@@ -143,7 +143,7 @@ def check(dep, release, message):
         problem = "%s is not a flag of %s" % (name, where)
         if later and _key(later) > _key(release):
             problem += "; vllm serve knows it from %s on" % later
-            fix = "use an image of %s or later (vllm_compose_image_version), or drop the flag" % later
+            fix = "use an image of %s or later (ascendfleet_image_version), or drop the flag" % later
         else:
             fix = "%s; see vllm serve --help of this release" % _did_you_mean(closest(name, flags))
         errors.append(message("extra_args[%d]" % index, problem, fix))

@@ -184,8 +184,8 @@ def image_registry(ref):
 _PULL_FAILURES = (
     (r"manifest unknown|not found: manifest|manifest for .* not found",
      "{registry} does not serve it (no such tag, or no such digest in that repository)",
-     "check the tag (vllm_compose_image_version, or the deployment's image_version/image) and "
-     "vllm_compose_image_digest against what the registry holds; a pinned digest must be one the registry serves"),
+     "check the tag (ascendfleet_image_version, or the deployment's image_version/image) and "
+     "ascendfleet_image_digest against what the registry holds; a pinned digest must be one the registry serves"),
     (r"no basic auth credentials|unauthorized|authentication required|denied|403 Forbidden",
      "{registry} refused the pull: not logged in, wrong credentials or no access to the repository",
      "set vllm_compose_image_registry_username and vllm_compose_image_registry_password (keep the password "
@@ -202,7 +202,7 @@ _PULL_FAILURES = (
      r"Client\.Timeout|TLS handshake timeout|context deadline exceeded|EOF|connection reset",
      "{registry} cannot be reached from the host",
      "check that the registry is up and that the host resolves and reaches it (DNS, proxy, firewall); "
-     "with a site mirror set vllm_compose_image_mirror"),
+     "with a site mirror set ascendfleet_image_mirror"),
 )
 
 

@@ -293,7 +293,7 @@ def device_ids(devices):
 
 
 def _fix_absent(name):
-    return ("add {name: %s, state: absent} to vllm_compose_deployments and run again: that removes the old "
+    return ("add {name: %s, state: absent} to ascendfleet_deployments and run again: that removes the old "
             "deployment's containers, project directory and cards" % name)
 
 
@@ -360,7 +360,7 @@ def survey(host, projects, planned, inventory_names, ledger=None, listeners=None
             held.append("card%s %s" % ("s" if len(entry["cards"]) > 1 else "", ", ".join(str(c) for c in entry["cards"])))
         if entry["project_dir"] and not entry["containers"]:
             held.append("a project directory")
-        entry["summary"] = "%s is not in vllm_compose_deployments but holds %s. Fix: %s" % (
+        entry["summary"] = "%s is not in ascendfleet_deployments but holds %s. Fix: %s" % (
             entry["name"], ", ".join(held) or "nothing", _fix_absent(entry["name"]))
 
     errors = []  # type: List[str]
@@ -373,13 +373,13 @@ def survey(host, projects, planned, inventory_names, ledger=None, listeners=None
         for entry in sorted(orphans.values(), key=lambda e: e["name"]):
             if port in entry["ports"]:
                 errors.append("%s: deployment %s: port: %s is held by orphan deployment %s (%s, %s), which "
-                              "vllm_compose_deployments no longer names. Fix: %s, or give %s another port"
+                              "ascendfleet_deployments no longer names. Fix: %s, or give %s another port"
                               % (host, name, port, entry["name"], ", ".join(entry["containers"]) or "no container",
                                  entry["image"] or "?", _fix_absent(entry["name"]), name))
             shared = sorted(cards & set(entry["cards"]))
             if shared:
                 errors.append("%s: deployment %s: devices: card%s %s %s held by orphan deployment %s (%s), which "
-                              "vllm_compose_deployments no longer names. Fix: %s"
+                              "ascendfleet_deployments no longer names. Fix: %s"
                               % (host, name, "s" if len(shared) > 1 else "", ", ".join(str(c) for c in shared),
                                  "are" if len(shared) > 1 else "is", entry["name"],
                                  ", ".join(entry["containers"]) or "in the npu_assign ledger", _fix_absent(entry["name"])))

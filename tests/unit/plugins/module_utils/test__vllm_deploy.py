@@ -340,9 +340,9 @@ MIRROR_REF = "reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler"
 
 @pytest.mark.parametrize("message, cause, fix", [
     ("Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler not found: "
-     "manifest unknown: manifest unknown", "reg:5000 does not serve it (no such tag", "vllm_compose_image_version"),
+     "manifest unknown: manifest unknown", "reg:5000 does not serve it (no such tag", "ascendfleet_image_version"),
     ("Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend@sha256:" + "0" * 64
-     + " not found: manifest unknown: manifest unknown", "no such digest", "vllm_compose_image_digest"),
+     + " not found: manifest unknown: manifest unknown", "no such digest", "ascendfleet_image_digest"),
     ('Error response from daemon: Head "https://reg:5000/v2/ascend-private/vllm-ascend/manifests/v1": '
      "no basic auth credentials", "reg:5000 refused the pull", "vllm_compose_image_registry_password"),
     ('Error response from daemon: Get "https://reg:5000/v2/": http: server gave HTTP response to HTTPS client',
@@ -350,7 +350,7 @@ MIRROR_REF = "reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler"
     ('Error response from daemon: Get "https://reg:5000/v2/": x509: certificate signed by unknown authority',
      "not trusted", "/etc/docker/certs.d/reg:5000/ca.crt"),
     ('Error response from daemon: Get "https://reg:5000/v2/": dial tcp: lookup reg on 127.0.0.11:53: no such host',
-     "reg:5000 cannot be reached", "vllm_compose_image_mirror"),
+     "reg:5000 cannot be reached", "ascendfleet_image_mirror"),
     ('Error response from daemon: Get "https://reg:5000/v2/": dial tcp 172.19.0.3:5000: connect: connection refused',
      "reg:5000 cannot be reached", "registry is up"),
 ])

@@ -320,16 +320,16 @@ def test_renamed_deployment_is_an_orphan_refused_on_its_port_and_cards():
     orphan = found["orphans"][0]
     assert (orphan["ports"], orphan["cards"], orphan["project_dir"]) == ([8000], [4, 5], True)
     assert orphan["summary"] == (
-        "qwen is not in vllm_compose_deployments but holds container qwen-vllm-ascend-1 (running), port 8000, cards 4, 5. "
-        "Fix: add {name: qwen, state: absent} to vllm_compose_deployments and run again: that removes the old "
+        "qwen is not in ascendfleet_deployments but holds container qwen-vllm-ascend-1 (running), port 8000, cards 4, 5. "
+        "Fix: add {name: qwen, state: absent} to ascendfleet_deployments and run again: that removes the old "
         "deployment's containers, project directory and cards")
     assert found["errors"] == [
         "sim-1: deployment qwen-new: port: 8000 is held by orphan deployment qwen (qwen-vllm-ascend-1, "
-        "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler), which vllm_compose_deployments no longer names. Fix: add "
-        "{name: qwen, state: absent} to vllm_compose_deployments and run again: that removes the old deployment's "
+        "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler), which ascendfleet_deployments no longer names. Fix: add "
+        "{name: qwen, state: absent} to ascendfleet_deployments and run again: that removes the old deployment's "
         "containers, project directory and cards, or give qwen-new another port",
         "sim-1: deployment qwen-new: devices: card 5 is held by orphan deployment qwen (qwen-vllm-ascend-1), which "
-        "vllm_compose_deployments no longer names. Fix: add {name: qwen, state: absent} to vllm_compose_deployments "
+        "ascendfleet_deployments no longer names. Fix: add {name: qwen, state: absent} to ascendfleet_deployments "
         "and run again: that removes the old deployment's containers, project directory and cards",
     ]
 
