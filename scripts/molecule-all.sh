@@ -12,12 +12,16 @@ fi
 # Everything the simulated fleet needs is built (or taken from the cache) once, up front.
 tests/sim/assets.sh
 failed=()
+timings=()
 for s in "${scenarios[@]}"; do
   echo "=== molecule scenario: $s"
+  start=$SECONDS
   if ! molecule test -s "$s"; then
     failed+=("$s")
   fi
+  timings+=("$s $((SECONDS - start))s")
 done
+printf 'molecule: %s\n' "${timings[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "molecule: failed scenarios: ${failed[*]}" >&2
   exit 1

@@ -457,7 +457,8 @@ def _check_model(dep, host, name, info, hbm_per_card_mb, errors, warnings):
     if not info or not info.get("prefetched"):
         reason = (info or {}).get("reason") or "no completion marker"
         errors.append(_msg(host, name, "model", "%s (revision %s) is not prefetched: %s" % (model, dep.get("revision"), reason),
-                           "run the model_prefetch role (playbooks/prefetch.yml) for this host first"))
+                           "fetch the missing files again: run playbooks/prefetch.yml (or deploy-qwen.yml --tags prefetch) "
+                           "for this host; nothing was changed, a running container is left as it is"))
         return
     if info.get("revision") not in (None, dep.get("revision")):
         errors.append(_msg(host, name, "revision", "the cache holds %s at revision %s, not %s" % (model, info.get("revision"), dep.get("revision")),

@@ -407,6 +407,35 @@ def survey(host, projects, planned, inventory_names, ledger=None, listeners=None
     }
 
 
+def last_good_problems(host, planned, last_good, completeness):
+    # type: (str, Sequence[Mapping[str, Any]], Mapping[str, Any], Any) -> List[str]
+    """Refusals for deployments whose last-known-good could not run again: its model is damaged.
+
+    A change is only safe while its rollback target can start. ``planned``: the present
+    deployments (``name``, ``model``, ``revision``); ``last_good``: name -> the recorded
+    last-good/state.json (``model``, ``revision``; older records without them are skipped);
+    ``completeness(model, revision)``: ``_facts.model_completeness``'s answer. Only a
+    last-known-good on another model or revision than the plan is asked here: the plan's own
+    model is judged by the planner.
+    """
+    errors = []
+    for dep in planned:
+        state = last_good.get(dep.get("name")) or {}
+        model, revision = state.get("model"), state.get("revision") or "master"
+        if not isinstance(model, str) or not model or (model, revision) == (dep.get("model"), dep.get("revision") or "master"):
+            continue
+        answer = completeness(model, revision)
+        if answer.get("complete"):
+            continue
+        errors.append("%s: deployment %s: model: its last-known-good serves %s (revision %s), which is not complete "
+                      "in the cache (%s), so a failed change could not roll back. Fix: fetch it again before the "
+                      "change: ansible-playbook playbooks/prefetch.yml --limit %s -e '{\"model_prefetch_models\": "
+                      "[{\"model\": \"%s\", \"revision\": \"%s\"}]}'; nothing was changed"
+                      % (host, dep.get("name"), model, revision, "; ".join(answer.get("reasons") or ["unreadable"]),
+                         host, model, revision))
+    return errors
+
+
 # --------------------------------------------------------------------------- reading the host (I/O injected)
 
 

@@ -208,8 +208,9 @@ def test_model_not_prefetched():
     info = {"prefetched": False, "reason": "no completion marker /c/models/Qwen/Qwen3.5-27B/.ascendfleet/complete"}
     msg = only_error(run([SEED_DEP], models={QWEN: info}))
     assert msg == ("h1: deployment qwen: model: Qwen/Qwen3.5-27B (revision master) is not prefetched: no completion marker "
-                   "/c/models/Qwen/Qwen3.5-27B/.ascendfleet/complete. Fix: run the model_prefetch role "
-                   "(playbooks/prefetch.yml) for this host first")
+                   "/c/models/Qwen/Qwen3.5-27B/.ascendfleet/complete. Fix: fetch the missing files again: run "
+                   "playbooks/prefetch.yml (or deploy-qwen.yml --tags prefetch) for this host; nothing was changed, a "
+                   "running container is left as it is")
     assert "is not prefetched: no completion marker" in only_error(run([SEED_DEP], models={}))
 
 
@@ -300,7 +301,7 @@ def test_mirror_prefix():
 
 
 def test_model_state_reads_what_model_prefetch_writes(tmp_path):
-    """The agreed marker interface (ROLES.md), end to end: model_prefetch's writer, our reader."""
+    """The marker layout of _facts, end to end: model_prefetch's writer, the one reader."""
     from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
     from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
 
@@ -312,6 +313,30 @@ def test_model_state_reads_what_model_prefetch_writes(tmp_path):
         json.dump(facts.build_marker(QWEN, "master", raw), handle)
     assert vd.model_state(str(tmp_path), QWEN, "master")["prefetched"] is True
     assert vd.model_state(str(tmp_path), QWEN, "v1.0")["prefetched"] is False
+
+
+def test_a_shard_gone_since_the_prefetch_refuses_the_deployment(tmp_path):
+    """Issue 19 section 3: a weight shard deleted from a complete cache fails the one reader
+    (quick: every manifest file at its size), and the plan refuses naming the file and the fix."""
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
+
+    path = write_model(str(tmp_path), marker=False)
+    files = [{"path": name, "size": os.path.getsize(os.path.join(path, name)),
+              "sha256": hashlib.sha256(open(os.path.join(path, name), "rb").read()).hexdigest()}
+             for name in ("a.safetensors", "b.safetensors", "config.json")]
+    raw = facts.dumps_manifest(ms.build_manifest(QWEN, "master", "a" * 40, files, "hub"))
+    with open(os.path.join(path, ".ascendfleet", "manifest.json"), "wb") as handle:
+        handle.write(raw)
+    with open(os.path.join(path, ".ascendfleet", "complete"), "w") as handle:
+        json.dump(facts.build_marker(QWEN, "master", raw), handle)
+    assert vd.model_state(str(tmp_path), QWEN, "master")["prefetched"] is True
+    os.unlink(os.path.join(path, "b.safetensors"))
+    state = vd.model_state(str(tmp_path), QWEN, "master")
+    assert state["prefetched"] is False and state["reason"] == "b.safetensors is missing"
+    msg = only_error(run([SEED_DEP], models={QWEN: state}))
+    assert msg.startswith("h1: deployment qwen: model: Qwen/Qwen3.5-27B (revision master) is not prefetched: "
+                          "b.safetensors is missing. Fix: fetch the missing files again")
 
 
 @pytest.mark.parametrize("ref, registry", [
