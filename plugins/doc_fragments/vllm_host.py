@@ -7,19 +7,9 @@ from __future__ import annotations
 
 
 class ModuleDocFragment(object):
-    # Shared by ascendfleet.llm.vllm_gate and ascendfleet.llm.vllm_host_info: read-only modules
-    # that read the host's containers through docker and its sockets and processes through /proc.
+    # Shared by ascendfleet.llm.vllm_gate and ascendfleet.llm.vllm_host_info (read-only: they also
+    # extend attributes.read_only), which read the host's containers through docker and its sockets and processes through /proc.
     DOCUMENTATION = r"""
-attributes:
-  check_mode:
-    support: full
-    description: Only reads, the same way in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
 options:
   docker_executable:
     description: C(docker) program.

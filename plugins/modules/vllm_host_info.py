@@ -25,6 +25,7 @@ description:
 author:
   - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
   - ascendfleet.llm.vllm_host
 options:
   host:
