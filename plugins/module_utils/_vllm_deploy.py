@@ -19,10 +19,12 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     FAMILY_VARIANT,
     FactError,
     container_model_path,
+    fleet_fact,
     image_ref,
     image_variant_of,
     model_completeness,
@@ -30,6 +32,9 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
 )
 
 # The reference procedure's flags for Qwen3.5-27B on 910B (docs/architecture.md), and a text model.
+# A preset may change from a vllm-ascend release on (``since``: oldest first, each layer applied
+# when the image's release is that one or later, above the preset and below the role defaults),
+# where that release's official recipe says so; ``source`` names it (docs/input-checks.md lists them).
 PRESETS = {
     "qwen3.5-27b": {
         "tensor_parallel_size": 2,
@@ -42,6 +47,18 @@ PRESETS = {
         "async_scheduling": True,
         "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},
         "trust_remote_code": True,
+        "since": [
+            {"release": "v0.18.0rc1",
+             "source": "vllm-ascend docs/source/tutorials/models/Qwen3.5-27B-Qwen3.6-27B.md (v0.18.0 and later): "
+                       "single-node A2/A3 start-up command",
+             "set": {
+                 # The hybrid (GDN) KV cache of Qwen3.5 makes the prefix-cache block very large; the
+                 # recipe turns prefix caching off.
+                 "enable_prefix_caching": False,
+                 # The recipe's MTP speculative decoding (the model's own multi-token-prediction head).
+                 "speculative_config": {"method": "qwen3_5_mtp", "num_speculative_tokens": 3, "enforce_eager": True},
+             }},
+        ],
     },
     # Qwen3-8B: text only, 40960 positions; hermes is vLLM's tool parser for Qwen3 (non-coder).
     "qwen3-8b": {
@@ -71,6 +88,8 @@ BASE = {
     "async_scheduling": False,
     "trust_remote_code": False,
     "compilation_config": None,
+    "enable_prefix_caching": None,
+    "speculative_config": None,
     "served_model_name": None,
     "extra_args": [],
     "extra_env": {},
@@ -120,8 +139,38 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def merge(deployment, defaults=None, presets=None):
-    """Resolve one deployment: BASE < preset < role-wide defaults < deployment.
+def preset_layers(preset, release=None):
+    """The layers of one preset for an image of ``release`` (``v0.18.0rc1``; None: the preset as is).
+
+    The preset's own keys, then each ``since`` layer whose release is ``release`` or older.
+    """
+    layers = [dict((k, v) for k, v in preset.items() if k != "since")]
+    if release is None:
+        return layers
+    try:
+        key = vllm_ascend_version_key(release)
+    except VersionError:
+        return layers
+    for step in preset.get("since") or []:
+        if vllm_ascend_version_key(step["release"]) <= key:
+            layers.append(step["set"])
+    return layers
+
+
+def release_of_settings(deployment, image=None):
+    """The vllm-ascend release an unresolved deployment will run: its image's tag, else its
+    ``image_version``, else the shared version (``image``: the settings _facts.image_ref takes)."""
+    image = image or {}
+    ref = deployment.get("image") or image.get("image")
+    if ref:
+        last = str(ref).split("@", 1)[0].rsplit("/", 1)[-1]
+        match = re.match(r"^(v?\d+\.\d+\.\d+[^-]*)", last.rsplit(":", 1)[1]) if ":" in last else None
+        return match.group(1) if match else None
+    return deployment.get("image_version") or image.get("version") or fleet_fact("image_version")
+
+
+def merge(deployment, defaults=None, presets=None, release=None):
+    """Resolve one deployment: BASE < preset (< its layers up to ``release``) < role-wide defaults < deployment.
 
     ``extra_env`` dicts merge key by key in the same order; everything else is replaced.
     Raises DeployError for an unknown preset name.
@@ -133,7 +182,7 @@ def merge(deployment, defaults=None, presets=None):
     if preset_name:
         if preset_name not in presets:
             raise DeployError("unknown preset %r (known: %s)" % (preset_name, ", ".join(sorted(presets))))
-        layers.append(presets[preset_name])
+        layers += preset_layers(presets[preset_name], release)
     layers += [defaults, deployment]
     out = {}
     env = {}
@@ -253,6 +302,10 @@ def command(dep):
         cmd.append("--enable-auto-tool-choice")
     if dep.get("async_scheduling"):
         cmd.append("--async-scheduling")
+    if dep.get("enable_prefix_caching") is not None:
+        cmd.append("--enable-prefix-caching" if dep["enable_prefix_caching"] else "--no-enable-prefix-caching")
+    if dep.get("speculative_config") not in (None, "", {}):
+        cmd += ["--speculative-config", compilation_config_json(dep["speculative_config"])]
     if dep.get("compilation_config") not in (None, "", {}):
         cmd += ["--compilation-config", compilation_config_json(dep["compilation_config"])]
     cmd += [str(a) for a in dep.get("extra_args") or []]
@@ -319,7 +372,7 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
             errors.append(_msg(host, name, ", ".join(unknown), "unknown key(s)",
                                "remove them or fix the spelling (known: %s)" % ", ".join(sorted(KNOWN_KEYS))))
         try:
-            dep = merge(raw, defaults, presets)
+            dep = merge(raw, defaults, presets, release_of_settings(dict(defaults or {}, **raw), image))
         except DeployError as exc:
             errors.append(_msg(host, name, "preset", str(exc), "use one of the known presets or drop preset"))
             continue
@@ -442,14 +495,25 @@ def _check_cli(cli, dep, host, name, errors, warnings):
 
 def _check_cc(dep, host, name, errors):
     value = dep.get("compilation_config")
-    if value in (None, "", {}):
-        return
-    try:
-        compilation_config_json(value)
-    except ValueError as exc:
-        errors.append(_msg(host, name, "compilation_config", str(exc),
-                           "write it as YAML data, e.g. compilation_config: {cudagraph_mode: FULL_DECODE_ONLY}, or as a JSON "
-                           "string '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}' (not key:value)"))
+    if value not in (None, "", {}):
+        try:
+            compilation_config_json(value)
+        except ValueError as exc:
+            errors.append(_msg(host, name, "compilation_config", str(exc),
+                               "write it as YAML data, e.g. compilation_config: {cudagraph_mode: FULL_DECODE_ONLY}, or as a JSON "
+                               "string '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}' (not key:value)"))
+    value = dep.get("speculative_config")
+    if value not in (None, "", {}):
+        try:
+            compilation_config_json(value)
+        except ValueError as exc:
+            errors.append(_msg(host, name, "speculative_config", str(exc),
+                               "write it as YAML data, e.g. speculative_config: {method: qwen3_5_mtp, num_speculative_tokens: 3}, "
+                               "or as a JSON string"))
+    if dep.get("enable_prefix_caching") not in (None, True, False):
+        errors.append(_msg(host, name, "enable_prefix_caching", "%r is not true, false or null" % (dep["enable_prefix_caching"],),
+                           "give true (--enable-prefix-caching), false (--no-enable-prefix-caching) or leave it unset "
+                           "(vLLM's default)"))
 
 
 def _check_model(dep, host, name, info, hbm_per_card_mb, errors, warnings):

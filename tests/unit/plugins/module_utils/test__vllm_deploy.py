@@ -390,3 +390,45 @@ def test_pull_failure_unknown_message_is_kept():
     text = vd.pull_failure("quay.io/a/b:1", "Error response from daemon: something new")
     assert text == "pulling quay.io/a/b:1 from quay.io failed. Fix: see Docker's message: " \
         "Error response from daemon: something new"
+
+
+# --------------------------------------------------------------------------- presets per release
+
+MTP = '{"method":"qwen3_5_mtp","num_speculative_tokens":3,"enforce_eager":true}'
+
+
+@pytest.mark.parametrize("image, extra, expected", [
+    (IMAGE, {}, []),                                                        # v0.17.0rc1: the reference procedure
+    (dict(IMAGE, version="v0.18.0rc1"), {}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (dict(IMAGE, version="v0.23.0"), {}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (IMAGE, {"image_version": "v0.18.0"}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (IMAGE, {"image": "mirror:5000/vllm-ascend:v0.19.1rc1-openeuler"}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (dict(IMAGE, version="v0.18.0rc1-broken"), {}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (dict(IMAGE, version="v0.18.0rc1"), {"enable_prefix_caching": True, "speculative_config": None}, ["--enable-prefix-caching"]),
+    (dict(IMAGE, image="site/vllm:latest"), {}, []),                        # no release in the tag: the preset as is
+], ids=["v0.17", "v0.18rc1", "v0.23", "deployment-version", "explicit-image", "build-suffix", "overridden", "no-release"])
+def test_the_qwen35_preset_follows_the_release_recipe(image, extra, expected):
+    dep = run([dict(SEED_DEP, **extra)], image=image)["deployments"][0]
+    cmd = vd.command(dep)
+    tail = [a for i, a in enumerate(cmd) if a in ("--no-enable-prefix-caching", "--enable-prefix-caching", "--speculative-config")
+            or (i and cmd[i - 1] == "--speculative-config")]
+    assert tail == expected
+    # The rest of the reference procedure's command line is the same on every release.
+    assert cmd[cmd.index("--max-model-len") + 1] == "133000" and "--async-scheduling" in cmd
+
+
+def test_preset_layers_in_release_order():
+    preset = {"a": 1, "since": [{"release": "v0.18.0rc1", "set": {"a": 2}}, {"release": "v0.20.2rc1", "set": {"a": 3}}]}
+    assert [l.get("a") for l in vd.preset_layers(preset, "v0.17.0rc1")] == [1]
+    assert [l.get("a") for l in vd.preset_layers(preset, "v0.19.1rc1")] == [1, 2]
+    assert [l.get("a") for l in vd.preset_layers(preset, "v0.21.0rc1")] == [1, 2, 3]
+    assert [l.get("a") for l in vd.preset_layers(preset, "latest")] == [1]
+
+
+@pytest.mark.parametrize("key, value, fix", [
+    ("enable_prefix_caching", "no", "true (--enable-prefix-caching)"),
+    ("speculative_config", "method:mtp", "speculative_config: {method: qwen3_5_mtp"),
+])
+def test_recipe_keys_are_checked(key, value, fix):
+    msg = only_error(run([dict(SEED_DEP, **{key: value})]))
+    assert msg.startswith("h1: deployment qwen: %s: " % key) and fix in msg
