@@ -74,6 +74,15 @@ RULES = {
     "npu_verify_image_version": {"kind": "version"},
 }
 
+# The shared inventory inputs (``ascendfleet_``): every role variable that defaults to one is
+# checked by its rule too, and so is the input itself where no role default exists.
+SHARED_RULES = {
+    "ascendfleet_cache_dir": {"kind": "abspath"},
+    "ascendfleet_image_digest": {"kind": "digest", "optional": True},
+    "ascendfleet_image_version": {"kind": "version"},
+    "ascendfleet_image_repository": {"kind": "nonempty"},
+}
+
 TYPE_FIX = {
     "int": "give a whole number",
     "float": "give a number",
@@ -250,16 +259,38 @@ def check(host, options, values, names=None):
     inventory name, see ``shared_inputs``) is reported under that name, since that is what to fix.
     """
     shared = shared_inputs(options)
+    readers = {}  # shared input -> the role variables that default to it
+    for role_var, source in sorted(shared.items()):
+        readers.setdefault(source, []).append(role_var)
+
+    def rule_of(name):
+        """A variable's rule, else its shared input's, else another role variable's reading it."""
+        if name in RULES:
+            return RULES[name]
+        source = shared.get(name, name)
+        if source in SHARED_RULES:
+            return SHARED_RULES[source]
+        for sibling in readers.get(source, []):
+            if sibling in RULES:
+                return RULES[sibling]
+        return None
+
     errors = []
     for name in sorted(names if names is not None else values):
         if name not in values:
             continue
         spec = options.get(name)
-        if spec is None and name not in RULES:
+        if spec is None and name in readers:
+            # A shared input on its own (the control node's check of a host's vars, where role
+            # defaults do not exist): checked as the role variables that read it.
+            strict = [r for r in readers[name] if (options.get(r) or {}).get("choices") or r in RULES] or readers[name]
+            spec, label = options.get(strict[0]), name
+        elif spec is None and name not in RULES:
             continue
-        source = shared.get(name)
-        label = source if source in values and values[source] == values[name] else name
-        for text in check_value(host, label, values[name], spec, rule=RULES.get(name)):
+        else:
+            source = shared.get(name)
+            label = source if source in values and values[source] == values[name] else name
+        for text in check_value(host, label, values[name], spec, rule=rule_of(name)):
             if text not in errors:
                 errors.append(text)
     return errors

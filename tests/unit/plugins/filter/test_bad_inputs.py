@@ -73,6 +73,13 @@ VARIABLES = [
     ("shared-digest", shared("image_digest", "abc", "npu_verify", "vllm_compose"), "ascendfleet_image_digest", "sha256:<64"),
     ("shared-version", shared("image_version", "latest", "npu_verify", "vllm_compose"), "ascendfleet_image_version", "v0.18.0rc1"),
     ("shared-deployments", shared("deployments", {"name": "qwen"}, "vllm_compose"), "ascendfleet_deployments", "YAML list"),
+    # A shared input alone, as the control node's first play sees a host's vars (no role defaults).
+    ("shared-digest-alone", {"ascendfleet_image_digest": "abc"}, "ascendfleet_image_digest", "sha256:<64"),
+    ("shared-cache-dir-alone", {"ascendfleet_cache_dir": "cache"}, "ascendfleet_cache_dir", "absolute path"),
+    ("shared-source-alone", {"ascendfleet_image_source": "registry"}, "ascendfleet_image_source", "'pull'"),
+    ("shared-deployments-alone", {"ascendfleet_deployments": "qwen"}, "ascendfleet_deployments", "YAML list"),
+    # A role's own variable that reads a shared input is checked by the shared rule too.
+    ("verify-digest", {"npu_verify_image_digest": "abc"}, "npu_verify_image_digest", "sha256:<64"),
 ]
 
 # (id, deployments, defaults/image overrides, variable named in the message, a piece of the fix)
@@ -150,6 +157,17 @@ def test_a_shared_input_is_named_once_and_a_role_override_by_its_own_name():
     values = dict(shared("cache_dir", "/srv/cache", "npu_verify", "vllm_compose"), model_prefetch_cache_dir="cache")
     messages = input_errors(values, HOST)
     assert len(messages) == 1 and ": model_prefetch_cache_dir: " in messages[0], messages
+
+
+def test_a_role_alone_checks_its_variables_that_read_a_shared_input():
+    """npu_verify's own pre-flight (roles=[npu_verify]) knows the digest rule without vllm_compose's spec."""
+    messages = input_errors(shared("image_digest", "abc", "npu_verify"), HOST, roles=["npu_verify"])
+    assert len(messages) == 1 and ": ascendfleet_image_digest: 'abc' is not an image digest" in messages[0], messages
+
+
+def test_every_shared_rule_is_an_input_a_role_reads():
+    from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import SHARED_RULES, shared_inputs
+    assert set(SHARED_RULES) <= set(shared_inputs(role_options()).values())
 
 
 def test_every_rule_names_a_spec_variable_or_a_play_knob():
