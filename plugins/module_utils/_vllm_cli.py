@@ -19,6 +19,7 @@ __metaclass__ = type
 import difflib
 import re
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_cli_data import RELEASES
 
 TAG_VERSION_RE = re.compile(r"^(v\d+\.\d+\.\d+(?:(?:rc|\.post)\d+)?)(?:-|$)")
@@ -26,12 +27,11 @@ NUMBER_RE = re.compile(r"^-\d")
 
 
 def _key(version):
-    """Sort key of a vllm-ascend version like v0.18.0rc1 (rc before the release)."""
-    match = re.match(r"^v(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?", version)
-    if not match:
-        return (0, 0, 0, 0)
-    major, minor, patch, rc = match.groups()
-    return (int(major), int(minor), int(patch), int(rc) if rc is not None else 1 << 20)
+    """Sort key of a vllm-ascend version like v0.18.0rc1 (rc before the release); lowest when unreadable."""
+    try:
+        return vllm_ascend_version_key(version)
+    except VersionError:
+        return (0, 0, 0, (0, 0), 0)
 
 
 def releases():
