@@ -57,7 +57,7 @@ options:
       - The model cache. When set, a planned deployment whose last-known-good
         (C(<project_root>/<name>/last-good/state.json)) serves another model or revision than
         the plan, and that model is not complete in the cache (the collection's one
-        completeness reader, quick: every manifest file at its size), is returned in RV(errors):
+        completeness reader, quick - every manifest file at its size), is returned in RV(errors) -
         a failed change could not roll back to it.
     type: path
 seealso:
