@@ -36,7 +36,7 @@ import fleet_endpoints  # noqa: E402  pylint: disable=wrong-import-position,impo
 
 RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)"
                    r"\s+skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
-MODEL_DIR = "/var/lib/ascendfleet/modelscope/models"   # model_prefetch_cache_dir of the sim vars
+MODEL_DIR = "/var/lib/ascendfleet/modelscope/models"   # ascendfleet_cache_dir of the sim vars
 FLOOR_DIR = "/var/tmp/ascendfleet-bench-floor"
 FLOOR_COPY = "/var/tmp/ascendfleet-bench-floor-copy"
 RSYNCD_DIR = "/var/tmp/ascendfleet-bench-rsyncd"
@@ -394,7 +394,7 @@ class Bench:
             return
         extra_file = os.path.join(cfg.work, "prefetch-vars.json")
         with open(extra_file, "w", encoding="utf-8") as handle:
-            json.dump({"vllm_compose_deployments": [{"name": "benchweights", "model": cfg.model, "revision": "master", "state": "present"}]}, handle)
+            json.dump({"ascendfleet_deployments": [{"name": "benchweights", "model": cfg.model, "revision": "master", "state": "present"}]}, handle)
         for h in hosts:
             dexec(h, "rm -rf %s/%s" % (MODEL_DIR, cfg.model), check=False)
         http_json(self.hub_url("/_sim/reset"), data=b"{}")
@@ -523,7 +523,7 @@ class Bench:
             time.sleep(2)
             t_start = time.time()
             rec = self.playbook("rollout serial %s -> %s" % (serial, target), "playbooks/deploy-qwen.yml", n,
-                                extra=["-e", "vllm_compose_image_version=%s" % version, "-e", "vllm_compose_image_os=%s" % flavour,
+                                extra=["-e", "ascendfleet_image_version=%s" % version, "-e", "ascendfleet_image_os=%s" % flavour,
                                        "-e", "vllm_compose_serial=%s" % serial])
             t_end = time.time()
             deadline = time.monotonic() + 30
