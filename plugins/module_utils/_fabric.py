@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 
-HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import HCCN_TOOL
+
 # net_health values that do not stop a deployment: "Success" (the detect address answers) and
 # "Init" (no detect address configured, what a fresh port shows: mind-cluster's log-collection
 # guide). Anything else ("Socket failed", "Receive timeout", "Unreachable", ...) fails.

@@ -135,6 +135,7 @@ import socket
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import HCCN_TOOL
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import (
     FabricError,
     parse_net_health,
@@ -228,7 +229,7 @@ def main():
                 port=dict(type="int", required=True),
                 peer=dict(type="str", default=""),
             )),
-            hccn_tool=dict(type="path", default="/usr/local/Ascend/driver/tools/hccn_tool"),
+            hccn_tool=dict(type="path", default=HCCN_TOOL),
             timeout=dict(type="float", default=20.0),
         ),
         supports_check_mode=True,
