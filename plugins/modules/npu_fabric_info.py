@@ -193,7 +193,7 @@ def ping(tool, timeout, spec):
     entry = dict(spec, transmitted=None, received=None, loss=None, error=None)
     try:
         # the tool exits non-zero whenever an echo is lost: the summary line says how many
-        _, out = hccn(tool, timeout, "-i", spec["device_id"], "-ping", "-g", "address", spec["address"])
+        dummy, out = hccn(tool, timeout, "-i", spec["device_id"], "-ping", "-g", "address", spec["address"])
         result = parse_ping(out)
         entry.update(transmitted=result["transmitted"], received=result["received"], loss=result["loss"])
     except FabricError as exc:
