@@ -43,7 +43,7 @@ def _cost(rec, floor):
         _f(rec.get("modules_per_host")), _f(floor.get("modules_per_host")),
         _f(rec.get("tasks_ok_per_host")), _f(rec.get("tasks_skipped_per_host")),
         _f(floor.get("tasks_ok_per_host")), _f(floor.get("tasks_skipped_per_host")),
-        "; ".join("%s %.1f s" % (k, v) for k, v in (rec.get("slowest_tasks") or [])[:4]) or "-"))
+        "; ".join("%s %.1f s" % (k, v) for k, v in (rec.get("slowest_tasks") or [])[:3]) or "-"))
 
 
 def _what_changed(rec):
@@ -127,7 +127,10 @@ def goals(results, previous=None):
     fd = nf.get("first_deploy")
     if fd:
         prev = ((previous or {}).get("figures") or {}).get("noop", {}).get("first_deploy")
-        prev_v = prev.get("wall_s_per_host") if prev else None
+        # Only a first deploy of the same fleet compares (the hosts deploy in parallel).
+        if prev and (prev.get("hosts"), prev.get("deployments", 1)) != (fd["hosts"], fd.get("deployments", 1)):
+            prev = None
+        prev_v = prev["wall_s"] / prev["hosts"] if prev else None
         value = fd.get("wall_s_per_host")
         ratio = _ratio(value, prev_v)
         add("the first deploy stays as it is (within %.2fx the previous run's, wall per host)" % GOALS["first_deploy_vs_previous"],

@@ -39,10 +39,13 @@ def test_goals_name_what_is_met_and_why_not():
 
 def test_goals_first_deploy_against_the_previous_run():
     res = {"figures": {"noop": {"first_deploy": {"hosts": 16, "wall_s_per_host": 12.0, "deployments": 1, "load_avg": [1, 2, 3]}}}}
-    prev = {"figures": {"noop": {"first_deploy": {"wall_s_per_host": 10.0, "load_avg": [3, 2, 1]}}}}
+    prev = {"figures": {"noop": {"first_deploy": {"wall_s": 160.0, "hosts": 16, "load_avg": [3, 2, 1]}}}}
     g = [g for g in report.goals(res, prev) if g["goal"].startswith("the first deploy")][0]
     assert g["ratio"] == 1.2 and g["met"] is True
     g = [g for g in report.goals(res, None) if g["goal"].startswith("the first deploy")][0]
     assert g["met"] is None
+    # A previous run on another fleet size does not compare.
+    prev["figures"]["noop"]["first_deploy"]["hosts"] = 8
+    assert [g for g in report.goals(res, prev) if g["goal"].startswith("the first deploy")][0]["met"] is None
     # Every goal row renders (markdown cells), met or not.
     assert all(len(r) == 6 for r in report.goal_rows(report.goals(_results())))
