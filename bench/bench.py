@@ -41,7 +41,7 @@ import fleet_endpoints  # noqa: E402  pylint: disable=wrong-import-position,impo
 
 RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)"
                    r"\s+skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
-MODEL_DIR = "/var/lib/ascendfleet/modelscope/models"   # model_prefetch_cache_dir of the sim vars
+MODEL_DIR = "/var/lib/ascendfleet/modelscope/models"   # ascendfleet_cache_dir of the sim vars
 FLOOR_DIR = "/var/tmp/ascendfleet-bench-floor"
 FLOOR_COPY = "/var/tmp/ascendfleet-bench-floor-copy"
 RSYNCD_DIR = "/var/tmp/ascendfleet-bench-rsyncd"
@@ -321,11 +321,10 @@ class Bench:
 
     # ---------------------------------------------------------------- sections
     def deployments_extra(self, count):
-        """``-e @file`` giving the run's deployments (the first ``count`` of bench_deployments())
-        under the inventory name the roles read."""
+        """``-e @file`` giving the run's deployments (the first ``count`` of bench_deployments())."""
         path = os.path.join(self.cfg.work, "deployments-%d.json" % count)
         with open(path, "w", encoding="utf-8") as handle:
-            json.dump({shared_name("ascendfleet_deployments", "vllm_compose_deployments"): bench_deployments(count)}, handle)
+            json.dump({"ascendfleet_deployments": bench_deployments(count)}, handle)
         return ["-e", "@" + path]
 
     def floor_extra(self, count):
@@ -453,7 +452,7 @@ class Bench:
             return
         extra_file = os.path.join(cfg.work, "prefetch-vars.json")
         with open(extra_file, "w", encoding="utf-8") as handle:
-            json.dump({shared_name("ascendfleet_deployments", "vllm_compose_deployments"): [{"name": "benchweights", "model": cfg.model, "revision": "master", "state": "present"}]}, handle)
+            json.dump({"ascendfleet_deployments": [{"name": "benchweights", "model": cfg.model, "revision": "master", "state": "present"}]}, handle)
         for h in hosts:
             dexec(h, "rm -rf %s/%s" % (MODEL_DIR, cfg.model), check=False)
         http_json(self.hub_url("/_sim/reset"), data=b"{}")
@@ -586,8 +585,8 @@ class Bench:
             t_start = time.time()
             rec = self.playbook("rollout serial %s -> %s" % (serial, target), "playbooks/deploy-qwen.yml", n,
                                 extra=self.deployments_extra(1) + [
-                                    "-e", "%s=%s" % (shared_name("ascendfleet_image_version", "vllm_compose_image_version"), version),
-                                    "-e", "%s=%s" % (shared_name("ascendfleet_image_os", "vllm_compose_image_os"), flavour),
+                                    "-e", "%s=%s" % ("ascendfleet_image_version", version),
+                                    "-e", "%s=%s" % ("ascendfleet_image_os", flavour),
                                     "-e", "vllm_compose_serial=%s" % serial])
             t_end = time.time()
             deadline = time.monotonic() + 30
@@ -697,25 +696,13 @@ def snapshot_changes(before, after, rel_to):
     return out
 
 
-def shared_name(shared, legacy):
-    """The inventory name of an input several roles read: the shared ``ascendfleet_`` name once
-    the roles' defaults read it (issue 13), the role's own name before."""
-    for role in ("vllm_compose", "model_prefetch", "npu_verify"):
-        path = os.path.join(TOP, "roles", role, "defaults", "main.yml")
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as handle:
-                if re.search(r"\b%s\b" % re.escape(shared), handle.read()):
-                    return shared
-    return legacy
-
-
 def bench_deployments(count, sim_vars=SIM_COMPOSE_VARS):
     """The first ``count`` deployments of the bench: the sim inventory's own (compose.yml), then
     SECOND_DEPLOYMENT."""
     import yaml  # pylint: disable=import-outside-toplevel
     with open(sim_vars, encoding="utf-8") as handle:
         data = yaml.safe_load(handle) or {}
-    own = data.get("ascendfleet_deployments", data.get("vllm_compose_deployments")) or []
+    own = data.get("ascendfleet_deployments") or []
     deps = [dict(d) for d in own if d.get("name") != SECOND_DEPLOYMENT["name"]][:1] + [dict(SECOND_DEPLOYMENT)]
     if count > len(deps):
         raise ValueError("%d deployments per host asked, the bench has %d (%s)" % (count, len(deps), sim_vars))

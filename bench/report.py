@@ -404,14 +404,14 @@ down at the end.
 2. **Prefetch fan-out.** The floor is what a person with a shell would do: a plain HTTP GET of
    every file of the model from the hub onto the seed (Python `urllib`, no verification), then
    a plain parallel `rsync -a` from a read-only rsync daemon on the seed to the other N-1 hosts.
-   Then the role runs (`playbooks/prefetch.yml` with `vllm_compose_deployments` naming the
+   Then the role runs (`playbooks/prefetch.yml` with `ascendfleet_deployments` naming the
    benchmark's model, empty caches); the hub's `/_sim/stats` byte counter for that model, reset
    just before, gives the bytes served (goal: one model's worth whatever N).
 3. **Prefetch no-op.** `prefetch.yml` again on the cached model vs `sha256sum` of the same files
    on all N hosts at once (what re-hashing costs; the files are in the page cache, so this floor
    is CPU-bound and favours the re-hash), and vs the floor playbook on the same N hosts. The
    speed-up grows with the model: the no-op reads no model bytes, `sha256sum` reads them all.
-4. **Rollout** (on one deployment per host, before the sections with more). `deploy-qwen.yml -e vllm_compose_image_version=<v> -e vllm_compose_image_os=<os>
+4. **Rollout** (one deployment per host, before the sections with more). `deploy-qwen.yml -e ascendfleet_image_version=<v> -e ascendfleet_image_os=<os>
    -e vllm_compose_serial=<s>` on the first N hosts, each run to a stand-in tag no host runs yet
    (v0.18.0rc1-openeuler, then v0.18.0rc1, ...), so every host of the run changes. A client thread per
    endpoint (`bench/benchlib/poller.py`) polls `GET /v1/models` every 0.25 s (2 s timeout) from

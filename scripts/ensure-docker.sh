@@ -41,5 +41,10 @@ PY
 chmod +x "$compose_bin"
 plugin_dir=/usr/local/lib/docker/cli-plugins
 mkdir -p "$plugin_dir"
-ln -sfn "$compose_bin" "$plugin_dir/docker-compose"
+# A copy, not a link: the plugin must outlive the virtualenv it came from (a CI clone's .venv
+# is deleted with the clone). Replaced only when it differs, so a re-run changes nothing.
+if ! cmp -s "$compose_bin" "$plugin_dir/docker-compose"; then
+  rm -f "$plugin_dir/docker-compose"
+  install -m 0755 "$compose_bin" "$plugin_dir/docker-compose"
+fi
 docker compose version

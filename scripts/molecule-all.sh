@@ -1,23 +1,75 @@
 #!/usr/bin/env bash
 # Run every molecule scenario (each directory under molecule/ with a molecule.yml).
 # The shared base config is .config/molecule/config.yml; scenarios only override variables.
+#
+# Scenarios run ASCENDFLEET_MOLECULE_JOBS at a time (default 2): each has its own instances,
+# networks and ephemeral directory, and most of a scenario's time is waiting on containers and
+# health gates, so two share the machine well. Each scenario's output goes to its own log,
+# printed whole when it fails (a passing one prints its recap line). -s NAME... runs only those.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-mapfile -t scenarios < <(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -r -n1 basename | sort)
+jobs=${ASCENDFLEET_MOLECULE_JOBS:-2}
+if [ "${1:-}" = "-s" ]; then
+  shift
+  scenarios=("$@")
+else
+  mapfile -t scenarios < <(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -r -n1 basename | sort)
+fi
 if [ ${#scenarios[@]} -eq 0 ]; then
   echo "molecule: no scenarios exist yet"
   exit 0
 fi
 # Everything the simulated fleet needs is built (or taken from the cache) once, up front.
 tests/sim/assets.sh
+logs=$(mktemp -d /tmp/molecule-all.XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+
+run_one() {
+  local s=$1 start=$SECONDS rc=0
+  molecule test -s "$s" >"$logs/$s.log" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - start))" >"$logs/$s.rc"
+}
+
+report() {
+  local s=$1 rc seconds
+  read -r rc seconds <"$logs/$s.rc"
+  if [ "$rc" -eq 0 ]; then
+    echo "=== molecule scenario: $s passed in ${seconds}s"
+  else
+    echo "=== molecule scenario: $s FAILED (rc $rc) in ${seconds}s; its log:"
+    cat "$logs/$s.log"
+    echo "=== end of the log of $s"
+  fi
+}
+
+declare -A running=()
+pending=("${scenarios[@]}")
+started=$SECONDS
+while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
+  while [ ${#pending[@]} -gt 0 ] && [ ${#running[@]} -lt "$jobs" ]; do
+    s=${pending[0]}
+    pending=("${pending[@]:1}")
+    echo "=== molecule scenario: $s started"
+    run_one "$s" &
+    running[$s]=$!
+  done
+  wait -n || true
+  for s in "${!running[@]}"; do
+    if [ -f "$logs/$s.rc" ]; then
+      wait "${running[$s]}" || true
+      unset "running[$s]"
+      report "$s"
+    fi
+  done
+done
+
 failed=()
 for s in "${scenarios[@]}"; do
-  echo "=== molecule scenario: $s"
-  if ! molecule test -s "$s"; then
-    failed+=("$s")
-  fi
+  read -r rc _ <"$logs/$s.rc"
+  [ "$rc" -eq 0 ] || failed+=("$s")
 done
+echo "molecule: ${#scenarios[@]} scenario(s) in $((SECONDS - started))s, $jobs at a time"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "molecule: failed scenarios: ${failed[*]}" >&2
   exit 1

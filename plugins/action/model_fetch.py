@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Action for ascendfleet.llm.model_fetch: run the module, and with ``async`` show progress.
 
 With ``async: N`` and ``poll: P > 0`` on the task, the module starts as an async job; while it
@@ -19,10 +20,9 @@ import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_dir, state_paths
 
 display = Display()
-
-_STATE_DIR = ".ascendfleet"
 
 
 class ActionModule(ActionBase):
@@ -49,8 +49,7 @@ class ActionModule(ActionBase):
         owner_name = str(model).split("/", 1)
         progress_file = None
         if len(owner_name) == 2 and args.get("cache_dir"):
-            progress_file = "%s/models/%s/%s/%s/progress.json" % (
-                str(args["cache_dir"]).rstrip("/"), owner_name[0], owner_name[1], _STATE_DIR)
+            progress_file = state_paths(model_dir(str(args["cache_dir"]).rstrip("/"), str(model)))["progress"]
 
         started = self._execute_module(module_name="ascendfleet.llm.model_fetch", module_args=args,
                                        task_vars=task_vars, wrap_async=True)

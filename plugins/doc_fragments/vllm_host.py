@@ -1,24 +1,15 @@
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
 
 class ModuleDocFragment(object):
-    # Shared by ascendfleet.llm.vllm_gate and ascendfleet.llm.vllm_host_info: read-only modules
-    # that read the host's containers through docker and its sockets and processes through /proc.
+    # Shared by ascendfleet.llm.vllm_gate and ascendfleet.llm.vllm_host_info (read-only: they also
+    # extend attributes.read_only), which read the host's containers through docker and its sockets and processes through /proc.
     DOCUMENTATION = r"""
-attributes:
-  check_mode:
-    support: full
-    description: Only reads, the same way in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
 options:
   docker_executable:
     description: C(docker) program.

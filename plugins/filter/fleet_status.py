@@ -1,34 +1,23 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filters judging and rendering the fleet status (playbooks/status.yml).
 
 Documentation: fleet_status.yml, fleet_status_text.yml, fleet_status_markdown.yml and
 fleet_status_html.yml beside this file.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.filter.facts import _plain
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_status import (
     evaluate,
     render_html,
     render_markdown,
     render_text,
 )
-
-
-def _plain(value):
-    """Ansible's lazy containers and tagged strings -> plain Python data."""
-    if isinstance(value, dict):
-        return dict((str(k), _plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
-        return value
-    return str(value)
 
 
 def _fleet(value, name):

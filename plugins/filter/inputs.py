@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filter checking role inputs and play knobs against the roles' argument specs and ranges.
 
 Documentation: input_errors.yml beside this file.
@@ -13,7 +14,7 @@ __metaclass__ = type
 import os
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import RULES, check, message
+from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import RULES, check, message, shared_inputs
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 ROLES = ("npu_verify", "model_prefetch", "vllm_compose")
@@ -46,7 +47,8 @@ def input_names(roles=ROLES):
     if isinstance(roles, str):
         roles = [roles]
     options = role_options(tuple(roles))
-    return sorted(set(options) | set(n for n in RULES if any(n.startswith(r + "_") for r in roles)))
+    return sorted(set(options) | set(shared_inputs(options).values())
+                  | set(n for n in RULES if any(n.startswith(r + "_") for r in roles)))
 
 
 def input_errors(variables, host="host", roles=ROLES):
@@ -57,7 +59,8 @@ def input_errors(variables, host="host", roles=ROLES):
     if isinstance(roles, str):
         roles = [roles]
     options = role_options(tuple(roles))
-    names = input_names(roles) if tuple(roles) != ROLES else sorted(set(options) | set(RULES))
+    names = input_names(roles) if tuple(roles) != ROLES else sorted(set(options) | set(RULES)
+                                                                    | set(shared_inputs(options).values()))
     values, errors = {}, []
     for name in names:
         try:

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Ascend driver / firmware / CANN and vllm-ascend version strings: parse, compare, match.
 
 PRIVATE to this collection; may change without notice. Standard library only (runs on the
@@ -12,9 +13,7 @@ build tag (``21.0.4.B030``); case varies (``24.1.RC2``). So ``24.1.rc2 < 24.1.rc
 24.1.0 < 24.1.0.1 < 24.2.rc1``. vllm-ascend tags read like PEP 440 (``v0.17.0rc1 < v0.17.0``).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

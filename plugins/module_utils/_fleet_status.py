@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Fleet status: judge what each host runs against what it should run, and render it.
 
 PRIVATE to this collection; may change without notice.
@@ -80,7 +81,7 @@ def _deployment(desired, observed, host):
     models = probe.get("models")
     if desired is None:
         verdict = ATTENTION
-        reasons.append("runs but is not a present deployment in vllm_compose_deployments: an orphan holding port %s "
+        reasons.append("runs but is not a present deployment in ascendfleet_deployments: an orphan holding port %s "
                        "and card(s) %s (remove it with {name: %s, state: absent} and playbooks/undeploy.yml, or add it)"
                        % (probe.get("port") or main.get("port") or "-",
                           ", ".join(str(c) for c in obs.get("cards") or []) or "-", name))

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Every role input and play-level knob checked for type and range, one message shape.
 
 PRIVATE to this collection; may change without notice. Standard library only.
@@ -42,7 +43,7 @@ RULES = {
     "vllm_compose_log_tail": {"kind": "range", "min": 0, "max": 100000, "fix": "give a number of log lines, e.g. 40"},
     "vllm_compose_project_root": {"kind": "abspath"},
     "vllm_compose_image_archive_remote_dir": {"kind": "abspath"},
-    "vllm_compose_model_cache_dir": {"kind": "abspath"},
+    "vllm_compose_cache_dir": {"kind": "abspath"},
     "vllm_compose_image_digest": {"kind": "digest", "optional": True},
     "vllm_compose_image_version": {"kind": "version"},
     "vllm_compose_image_repository": {"kind": "nonempty"},
@@ -71,6 +72,15 @@ RULES = {
     "npu_verify_docker_min_version": {"kind": "version"},
     "npu_verify_compose_min_version": {"kind": "version"},
     "npu_verify_image_version": {"kind": "version"},
+}
+
+# The shared inventory inputs (``ascendfleet_``): every role variable that defaults to one is
+# checked by its rule too, and so is the input itself where no role default exists.
+SHARED_RULES = {
+    "ascendfleet_cache_dir": {"kind": "abspath"},
+    "ascendfleet_image_digest": {"kind": "digest", "optional": True},
+    "ascendfleet_image_version": {"kind": "version"},
+    "ascendfleet_image_repository": {"kind": "nonempty"},
 }
 
 TYPE_FIX = {
@@ -225,18 +235,62 @@ def _check_serial(host, name, value):
     return []
 
 
+# A role variable whose default is the shared inventory input: "{{ ascendfleet_x | default(...) }}".
+SHARED_DEFAULT_RE = re.compile(r"^\s*\{\{\s*(ascendfleet_[a-z0-9_]+)\s*(\||\}\})")
+
+
+def shared_inputs(options):
+    """role variable -> the shared ``ascendfleet_`` inventory input it defaults to (from the specs)."""
+    shared = {}
+    for name, spec in (options or {}).items():
+        default = (spec or {}).get("default")
+        match = SHARED_DEFAULT_RE.match(default) if isinstance(default, str) else None
+        if match:
+            shared[name] = match.group(1)
+    return shared
+
+
 def check(host, options, values, names=None):
     """Messages for every input in ``values`` (variable -> value, only those that are set) against ``options``.
 
     ``options``: the merged ``argument_specs.main.options`` of the roles. ``names`` limits the
     check; variables with a RULE but no spec entry (play knobs) are checked by their rule.
+    A role variable that holds what the user set as its shared ``ascendfleet_`` input (the
+    inventory name, see ``shared_inputs``) is reported under that name, since that is what to fix.
     """
+    shared = shared_inputs(options)
+    readers = {}  # shared input -> the role variables that default to it
+    for role_var, source in sorted(shared.items()):
+        readers.setdefault(source, []).append(role_var)
+
+    def rule_of(name):
+        """A variable's rule, else its shared input's, else another role variable's reading it."""
+        if name in RULES:
+            return RULES[name]
+        source = shared.get(name, name)
+        if source in SHARED_RULES:
+            return SHARED_RULES[source]
+        for sibling in readers.get(source, []):
+            if sibling in RULES:
+                return RULES[sibling]
+        return None
+
     errors = []
     for name in sorted(names if names is not None else values):
         if name not in values:
             continue
         spec = options.get(name)
-        if spec is None and name not in RULES:
+        if spec is None and name in readers:
+            # A shared input on its own (the control node's check of a host's vars, where role
+            # defaults do not exist): checked as the role variables that read it.
+            strict = [r for r in readers[name] if (options.get(r) or {}).get("choices") or r in RULES] or readers[name]
+            spec, label = options.get(strict[0]), name
+        elif spec is None and name not in RULES:
             continue
-        errors.extend(check_value(host, name, values[name], spec))
+        else:
+            source = shared.get(name)
+            label = source if source in values and values[source] == values[name] else name
+        for text in check_value(host, label, values[name], spec, rule=rule_of(name)):
+            if text not in errors:
+                errors.append(text)
     return errors

@@ -1,15 +1,14 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """One model in the host's cache: inspect it, fetch it (hub CLI or rsync), verify, mark it.
 
 PRIVATE to this collection; may change without notice. Standard library only (runs on the
 managed hosts, Python >= 3.8). The pure rules live in ``_modelscope``; this file does the I/O.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import glob
 import json
@@ -18,27 +17,14 @@ import re
 import subprocess
 import time
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
+    ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
+    sha256_file, state_paths, verify_entries)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, mount_point, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
-    HubClient, ModelLock, ModelPrefetchError, atomic_write, build_manifest,
-    build_marker, bytes_to_download, check_marker, diff_files, dumps_manifest, filter_files,
-    format_progress, model_dir, mount_device, mount_point, parse_manifest,
-    sha256_file, space_error, space_shortfall, state_paths, total_size, validate_model_id,
-    validate_revision, verify_entries)
-
-
-def _read(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def _size(path):
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
+    HubClient, ModelLock, ModelPrefetchError, build_manifest,
+    bytes_to_download, diff_files, filter_files, format_progress, model_dir, mount_device,
+    space_error, space_shortfall, total_size, validate_model_id, validate_revision)
 
 
 class ModelCache:
@@ -58,46 +44,26 @@ class ModelCache:
 
     # -- inspection (never reads model bytes unless verify == full) ----------------------
     def manifest(self):
-        raw = _read(self.paths["manifest"])
+        raw = read_bytes(self.paths["manifest"])
         if raw is None:
             return None
         try:
             return parse_manifest(raw, self.paths["manifest"])
-        except ModelPrefetchError:
+        except ModelCacheError:
             return None
 
     def inspect(self, verify="quick"):
-        """{"complete": bool, "reasons": [...]} ; ``full`` re-hashes every file."""
-        marker_raw = _read(self.paths["marker"])
-        manifest_raw = _read(self.paths["manifest"])
-        sizes = {}
-        manifest = None
-        if manifest_raw is not None:
-            try:
-                manifest = parse_manifest(manifest_raw, self.paths["manifest"])
-            except ModelPrefetchError:
-                manifest = None
-        if manifest:
-            for item in manifest["files"]:
-                sizes[item["path"]] = _size(os.path.join(self.dir, item["path"]))
-        reasons = check_marker(marker_raw, manifest_raw, self.model, self.revision, sizes,
-                               self.include, self.exclude)
-        if not reasons and verify == "full":
-            observed = {}
-            for item in manifest["files"]:
-                path = os.path.join(self.dir, item["path"])
-                observed[item["path"]] = (_size(path), sha256_file(path))
-            reasons = ["%s: %s" % bad for bad in verify_entries(manifest["files"], observed)]
-        return {"model": self.model, "revision": self.revision, "model_dir": self.dir,
-                "complete": not reasons, "reasons": reasons,
-                "bytes": manifest.get("total_bytes") if manifest and not reasons else None}
+        """{"complete": bool, "reasons": [...], ...} from the one completeness reader; the copy
+        must have been fetched with this entry's include/exclude globs."""
+        return model_completeness(self.cache_dir, self.model, self.revision, verify,
+                                  self.include, self.exclude)
 
     def present_sizes(self, files):
         out = {}
         for item in files:
             path = os.path.join(self.dir, item["path"])
-            out[item["path"]] = _size(path)
-            partial = _size(path + ".incomplete")
+            out[item["path"]] = file_size(path)
+            partial = file_size(path + ".incomplete")
             if partial is not None:
                 out[item["path"] + ".incomplete"] = partial
         return out
@@ -111,7 +77,7 @@ class ModelCache:
         free = st.f_bavail * st.f_frsize
         if space_shortfall(needed, free, margin):
             mount = mount_point(probe)
-            device = mount_device(mount, (_read("/proc/mounts") or b"").decode("utf-8", "replace"))
+            device = mount_device(mount, (read_bytes("/proc/mounts") or b"").decode("utf-8", "replace"))
             raise ModelPrefetchError(space_error(self.host, mount, device, self.model,
                                                  self.revision, needed, free, margin))
         return needed, free
@@ -173,12 +139,12 @@ class ModelCache:
                     continue
             except OSError:
                 pass
-            partial = _size(path + ".incomplete")  # modelscope CLI partial
+            partial = file_size(path + ".incomplete")  # modelscope CLI partial
             if partial is None:
                 head, tail = os.path.split(path)
                 temps = glob.glob(os.path.join(head, "." + glob.escape(tail) + ".*"))  # rsync temp
                 temps += glob.glob(os.path.join(head, ".rsync-partial", glob.escape(tail)))
-                partial = sum(_size(t) or 0 for t in temps)
+                partial = sum(file_size(t) or 0 for t in temps)
             done += min(partial or 0, int(item["size"]))
         return done, finished
 
@@ -215,7 +181,7 @@ class ModelCache:
                     proc.wait()
                     rc = -9
                     break
-        raw = (_read(log_path) or b"").decode("utf-8", "replace")
+        raw = (read_bytes(log_path) or b"").decode("utf-8", "replace")
         return rc, error_lines(raw), time.time() - started
 
     # -- verification --------------------------------------------------------------------
@@ -223,7 +189,7 @@ class ModelCache:
         observed = {}
         for item in files:
             path = os.path.join(self.dir, item["path"])
-            size = _size(path)
+            size = file_size(path)
             observed[item["path"]] = (size, sha256_file(path) if size == int(item["size"]) else None)
         return verify_entries(files, observed)
 
@@ -403,7 +369,7 @@ def _expected_files(cache, params):
                                  % (cache.host, src, proc.returncode,
                                     proc.stdout.decode("utf-8", "replace").strip()[-300:],
                                     cache.model, cache.revision))
-    manifest = parse_manifest(_read(tmp), src)
+    manifest = parse_manifest(read_bytes(tmp), src)
     os.unlink(tmp)
     if manifest.get("model") != cache.model or manifest.get("revision") != cache.revision:
         raise ModelPrefetchError("host %s: source %s holds %s@%s, not %s@%s"

@@ -1,49 +1,41 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """ModelScope model cache: ids, hub file lists, manifest, completion marker, space math, lock.
 
 PRIVATE to this collection; may change without notice. Standard library only (runs on the
 managed hosts, Python >= 3.8).
 
-Layout of one model (what ``modelscope download --local-dir`` writes, plus ours)::
-
-    <cache>/models/<Owner>/<Name>/                 the files of the repo
-    <cache>/models/<Owner>/<Name>/.ascendfleet/manifest.json   revision, files, sizes, sha256
-    <cache>/models/<Owner>/<Name>/.ascendfleet/complete        written last, only when verified
-    <cache>/models/<Owner>/<Name>/.ascendfleet/lock            fcntl lock, holder as JSON
-
-The marker is ``{"model": ..., "revision": ..., "manifest_sha256": ...}`` (sha256 of the
-manifest file's bytes), so a marker cannot vouch for a manifest it was not written with.
+The layout of a cached model, its manifest and completion marker, and the completeness rule
+are facts of the collection: they live in ``_facts`` (marker layout, ``model_completeness``).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import fcntl
 import fnmatch
-import hashlib
 import json
 import os
 import re
 import socket
 import time
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
+    MANIFEST_FORMAT,
+    ModelCacheError,
+    model_dir as _layout_model_dir,
+    safe_relpath,
+)
+
 # ModelScope owners and names: letters, digits, '-', '_', '.'; no leading dot or dash.
 MODEL_ID_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]{0,99})/([A-Za-z0-9][A-Za-z0-9_.-]{0,199})$")
 # Branches, tags and 40-hex commit ids; no whitespace, no '..', no leading '-'.
 REVISION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./+-]{0,199}$")
-STATE_DIR = ".ascendfleet"
-MANIFEST = "manifest.json"
-MARKER = "complete"
-LOCK = "lock"
-MANIFEST_FORMAT = 1
-HASH_CHUNK = 4 << 20
 
 
-class ModelPrefetchError(Exception):
+class ModelPrefetchError(ModelCacheError):
     """A problem with a clear message naming what is wrong and the fix."""
 
 
@@ -80,25 +72,9 @@ def validate_revision(revision):
 
 
 def model_dir(cache_dir, model):
-    owner, name = validate_model_id(model)
-    return os.path.join(cache_dir, "models", owner, name)
-
-
-def state_paths(mdir):
-    base = os.path.join(mdir, STATE_DIR)
-    return {"dir": base, "manifest": os.path.join(base, MANIFEST),
-            "marker": os.path.join(base, MARKER), "lock": os.path.join(base, LOCK),
-            "progress": os.path.join(base, "progress.json")}
-
-
-def safe_relpath(path):
-    """A repo file path that stays inside the model dir (no '..', not absolute, not ours)."""
-    if (not isinstance(path, str) or not path or path.startswith("/") or "\\" in path
-            or any(part in ("", ".", "..") for part in path.split("/"))
-            or path.split("/")[0] == STATE_DIR):
-        raise ModelPrefetchError("hub listed an unsafe file path %r; refusing to write outside "
-                                 "the model directory" % (path,))
-    return path
+    """``<cache>/models/<Owner>/<Name>`` of a validated model id."""
+    validate_model_id(model)
+    return _layout_model_dir(cache_dir, model)
 
 
 # -- hub file list -----------------------------------------------------------------------
@@ -198,16 +174,6 @@ def space_error(host, mount, device, model, revision, needed, free, margin):
                format_bytes(space_shortfall(needed, free, margin))))
 
 
-def mount_point(path):
-    """Nearest existing ancestor's mount point of ``path``."""
-    path = os.path.realpath(path)
-    while not os.path.exists(path):
-        path = os.path.dirname(path)
-    while not os.path.ismount(path):
-        path = os.path.dirname(path)
-    return path
-
-
 def mount_device(mount, mounts_text):
     """Device of ``mount`` from /proc/mounts text (last entry wins, as the kernel shows)."""
     device = "unknown"
@@ -234,73 +200,6 @@ def build_manifest(model, revision, commit, files, source, include=None, exclude
     }
 
 
-def dumps_manifest(manifest):
-    """Canonical bytes of a manifest (what the marker's manifest_sha256 covers)."""
-    return (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8")
-
-
-def sha256_bytes(data):
-    return hashlib.sha256(data).hexdigest()
-
-
-def build_marker(model, revision, manifest_bytes):
-    return {"model": model, "revision": revision, "manifest_sha256": sha256_bytes(manifest_bytes)}
-
-
-def parse_manifest(raw, where="manifest"):
-    """Manifest dict from bytes; raises ModelPrefetchError when it is not one of ours."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ModelPrefetchError("%s is not valid JSON (%s)" % (where, exc))
-    if not isinstance(data, dict) or not isinstance(data.get("files"), list):
-        raise ModelPrefetchError("%s has no files list" % where)
-    for item in data["files"]:
-        if not isinstance(item, dict) or not {"path", "size", "sha256"} <= set(item):
-            raise ModelPrefetchError("%s: a file entry lacks path/size/sha256: %r" % (where, item))
-        safe_relpath(item["path"])
-    return data
-
-
-def check_marker(marker_raw, manifest_raw, model, revision, sizes, include=None, exclude=None):
-    """Reasons the cached model is NOT complete for (model, revision); [] when it is.
-
-    Reads no model bytes: ``sizes`` maps each manifest path to its size on disk (None when
-    missing). ``marker_raw``/``manifest_raw`` are file bytes or None when absent.
-    """
-    if marker_raw is None:
-        return ["no completion marker"]
-    try:
-        marker = json.loads(marker_raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return ["completion marker is not valid JSON"]
-    if not isinstance(marker, dict):
-        return ["completion marker is not a JSON object"]
-    if marker.get("model") != model:
-        return ["marker is for model %r" % (marker.get("model"),)]
-    if marker.get("revision") != revision:
-        return ["marker is for revision %r, %r requested" % (marker.get("revision"), revision)]
-    if manifest_raw is None:
-        return ["manifest is missing"]
-    if marker.get("manifest_sha256") != sha256_bytes(manifest_raw):
-        return ["manifest does not match the marker's manifest_sha256"]
-    try:
-        manifest = parse_manifest(manifest_raw)
-    except ModelPrefetchError as exc:
-        return [str(exc)]
-    if (list(manifest.get("include") or []) != list(include or [])
-            or list(manifest.get("exclude") or []) != list(exclude or [])):
-        return ["include/exclude globs differ from the manifest's"]
-    reasons = []
-    for item in manifest["files"]:
-        have = sizes.get(item["path"])
-        if have is None:
-            reasons.append("%s is missing" % item["path"])
-        elif have != int(item["size"]):
-            reasons.append("%s has %d bytes, manifest says %d" % (item["path"], have, item["size"]))
-    return reasons
-
-
 def diff_files(old_files, new_files):
     """Compare two file lists by path and sha256.
 
@@ -316,23 +215,6 @@ def diff_files(old_files, new_files):
     }
 
 
-def verify_entries(files, observed):
-    """Mismatches of ``observed`` ({path: (size or None, sha256 or None)}) against ``files``.
-
-    Returns [(path, reason)] naming what differs.
-    """
-    bad = []
-    for item in files:
-        size, sha = observed.get(item["path"], (None, None))
-        if size is None:
-            bad.append((item["path"], "missing"))
-        elif size != int(item["size"]):
-            bad.append((item["path"], "size %d, expected %d" % (size, int(item["size"]))))
-        elif sha is not None and sha != item["sha256"]:
-            bad.append((item["path"], "sha256 %s, expected %s" % (sha, item["sha256"])))
-    return bad
-
-
 def format_progress(model, done, total, elapsed, files_done=None, files_total=None):
     rate = done / elapsed if elapsed > 0 else 0.0
     pct = (100.0 * done / total) if total else 100.0
@@ -344,33 +226,6 @@ def format_progress(model, done, total, elapsed, files_done=None, files_total=No
         count = ", %d/%d files" % (files_done or 0, files_total)
     return "%s: %s / %s (%.1f%%) at %s/s%s%s" % (
         model, format_bytes(done), format_bytes(total), pct, format_bytes(rate), count, eta)
-
-
-def sha256_file(path, chunk=HASH_CHUNK):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while True:
-            piece = handle.read(chunk)
-            if not piece:
-                break
-            digest.update(piece)
-    return digest.hexdigest()
-
-
-def atomic_write(path, data, mode=0o644):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.rename(tmp, path)
-    dfd = os.open(os.path.dirname(path), os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
 
 
 # -- lock --------------------------------------------------------------------------------
@@ -510,25 +365,3 @@ class HubClient:
             raise HubError("%s@%s: the hub %s answered non-JSON: %.200s"
                            % (model, revision, self.endpoint, text), "protocol")
         return parse_file_list(body, model, revision, self.endpoint)
-
-
-# -- which models a host needs -----------------------------------------------------------
-def models_from_deployments(items):
-    """Unique {model, revision, include, exclude} of the present entries, first seen first.
-
-    Accepts vllm_compose deployments (``name``, ``model``, ``revision``, ``state``, flags...)
-    and prefetch entries (``model``, ``revision``, ``include``, ``exclude``) alike; entries
-    with ``state: absent`` are skipped. Raises ModelPrefetchError naming a bad entry.
-    """
-    out = []
-    for index, item in enumerate(items or []):
-        if not isinstance(item, dict) or not item.get("model"):
-            raise ModelPrefetchError("entry %d (%r) has no 'model' (Owner/Name)" % (index, item))
-        if item.get("state", "present") == "absent":
-            continue
-        entry = {"model": item["model"], "revision": str(item.get("revision") or "master"),
-                 "include": list(item.get("include") or []),
-                 "exclude": list(item.get("exclude") or [])}
-        if entry not in out:
-            out.append(entry)
-    return out

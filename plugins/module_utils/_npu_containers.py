@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Which deployment a process on an NPU belongs to: PID -> container -> compose project.
 
 PRIVATE to this collection; may change without notice.
@@ -76,20 +77,22 @@ def container_labels(ids, run, docker="docker"):
     return labels, problem
 
 
+def pid_containers(pids, proc_root="/proc"):
+    # type: (Iterable[int], str) -> Dict[int, Optional[str]]
+    """The container id of each PID (None for a process outside any container)."""
+    return dict((pid, container_id(pid, proc_root)) for pid in sorted(set(pids)))
+
+
 def pid_owners(pids, run, label=DEFAULT_LABEL, proc_root="/proc", docker="docker"):
     # type: (Iterable[int], Optional[RunFn], str, str, str) -> Tuple[Dict[int, Optional[str]], List[str]]
     """Map each PID to the ``label`` value of its container (None when unknown).
 
     Returns (owners, warnings). ``run`` None means docker is unavailable.
     """
-    owners = {}  # type: Dict[int, Optional[str]]
     warnings = []  # type: List[str]
-    by_pid = {}  # type: Dict[int, str]
-    for pid in sorted(set(pids)):
-        owners[pid] = None
-        cid = container_id(pid, proc_root)
-        if cid:
-            by_pid[pid] = cid
+    cids = pid_containers(pids, proc_root)
+    owners = dict((pid, None) for pid in cids)  # type: Dict[int, Optional[str]]
+    by_pid = dict((pid, cid) for pid, cid in cids.items() if cid)  # type: Dict[int, str]
     if not by_pid:
         return owners, warnings
     if run is None:

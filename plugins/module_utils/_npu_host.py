@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Read what an Ascend host offers besides its chips: CANN toolkit, Docker, Compose,
 hccn_tool, device nodes and the model cache disk.
 
@@ -22,6 +23,8 @@ import re
 import stat
 from typing import Dict, List, Optional
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import TOOLKIT_DIRS
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import existing_ancestor, mount_point
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     NpuSmiParseError,
     parse_key_values,
@@ -105,22 +108,17 @@ def toolkit_version_from_files(files):
     return None
 
 
-# Where a CANN toolkit keeps its version files, host or image. ``ascend-toolkit/latest`` is
-# the layout up to CANN 8.3 (and a link kept by later installers), ``cann`` the CANN 8.5+ one.
+# The version files under a CANN toolkit root (roots: _facts.TOOLKIT_DIRS).
 TOOLKIT_GLOBS = (
     "{root}/*-linux/" + TOOLKIT_INFO_NAME,
     "{root}/" + VERSION_CFG_NAME,
-)
-IMAGE_TOOLKIT_ROOTS = (
-    "/usr/local/Ascend/ascend-toolkit/latest",
-    "/usr/local/Ascend/cann",
 )
 
 # Printed by the shell script that reads an image's toolkit files, one block per file.
 FILE_MARK = "==> ascendfleet-file: "
 
 
-def image_probe_script(roots=IMAGE_TOOLKIT_ROOTS):
+def image_probe_script(roots=TOOLKIT_DIRS):
     # type: (tuple) -> str
     """POSIX sh that prints every toolkit version file under ``roots`` after a marker line."""
     patterns = " ".join(g.format(root=r) for r in roots for g in TOOLKIT_GLOBS)
@@ -187,23 +185,6 @@ def parse_compose_version(text):
     return match.group(1)
 
 
-_NUM_RE = re.compile(r"(\d+)")
-
-
-def version_tuple(version):
-    # type: (str) -> tuple
-    """Leading numbers of a Docker/Compose/Python version: ``20.10.24+dfsg1`` -> (20, 10, 24)."""
-    numbers = []
-    for part in re.split(r"[.+~-]", (version or "").lstrip("vV")):
-        match = _NUM_RE.match(part)
-        if not match:
-            break
-        numbers.append(int(match.group(1)))
-    if not numbers:
-        raise HostFactsError("not a version: %r" % (version,))
-    return tuple(numbers)
-
-
 # ---------------------------------------------------------------------------------------
 # hccn_tool (multi-node RoCE network of each chip)
 
@@ -263,30 +244,6 @@ def path_facts(path):
     return {"path": path, "exists": True, "type": kind}
 
 
-def mount_point(path):
-    # type: (str) -> str
-    """The mount point holding ``path`` (``path`` itself may be a mount point)."""
-    current = os.path.realpath(path)
-    while not os.path.ismount(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
-
-
-def existing_ancestor(path):
-    # type: (str) -> str
-    """``path`` or its nearest ancestor that exists."""
-    current = os.path.abspath(path)
-    while not os.path.exists(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
-
-
 def disk_facts(path):
     # type: (str) -> Dict[str, object]
     """Cache disk facts of ``path``: existence, type, the mount point and free space of
@@ -302,25 +259,6 @@ def disk_facts(path):
         "writable": os.access(probe, os.W_OK | os.X_OK),
     })
     return facts
-
-
-def model_marker(cache_dir, model, revision):
-    # type: (str, str, str) -> Dict[str, object]
-    """Whether model_prefetch's completion marker says ``model`` at ``revision`` is complete.
-
-    The marker is ``<cache>/models/<Owner>/<Name>/.ascendfleet/complete`` holding JSON with
-    ``model`` and ``revision``.
-    """
-    marker = os.path.join(cache_dir, "models", model, ".ascendfleet", "complete")
-    result = {"model": model, "revision": revision, "marker": marker, "complete": False}
-    try:
-        with open(marker, "r") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return result
-    result["complete"] = bool(isinstance(data, dict) and data.get("model") == model
-                              and str(data.get("revision")) == str(revision))
-    return result
 
 
 def first_lines(text, count=3):

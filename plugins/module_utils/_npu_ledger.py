@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """The NPU assignment ledger: a JSON file of owner -> device ids.
 
 PRIVATE to this collection; may change without notice.
@@ -22,10 +23,13 @@ import errno
 import fcntl
 import json
 import os
-import tempfile
 from typing import Dict, List, Optional
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write
+
 LEDGER_VERSION = 1
+# Where npu_assign keeps the ledger unless told otherwise (doc fragment ascendfleet.llm.ledger).
+DEFAULT_PATH = "/var/lib/ascendfleet/npu-assignments.json"
 
 
 class LedgerError(ValueError):
@@ -130,24 +134,5 @@ class Lock(object):
 
 def write(path, assignments, mode=0o644):
     # type: (str, Dict[str, List[int]], int) -> None
-    """Atomically replace the ledger: temp file in the same directory, fsync, rename."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix=".npu-ledger-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(dumps(assignments))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Atomically replace the ledger (``_files.atomic_write``)."""
+    atomic_write(path, dumps(assignments).encode("utf-8"), mode)

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Parsers for Huawei Ascend ``npu-smi`` output and the driver's version files.
 
 PRIVATE to this collection; may change without notice. Do not import it from outside
@@ -542,49 +543,7 @@ def detect_family(info):
 
 
 # ---------------------------------------------------------------------------------------
-# npu-smi info -m, version.info, /etc/ascend_install.info
-
-@dataclass(frozen=True)
-class ChipMapping:
-    """One row of ``npu-smi info -m``. ``logic_id`` is None for ``Mcu`` rows (``-``)."""
-
-    npu_id: int
-    chip_id: int
-    logic_id: Optional[int]
-    name: str
-
-    @property
-    def is_mcu(self):
-        # type: () -> bool
-        return self.name.lower() == "mcu"
-
-
-def parse_mapping(text):
-    # type: (str) -> List[ChipMapping]
-    """Parse ``npu-smi info -m`` (NPU ID, Chip ID, Chip Logic ID, Chip Name)."""
-    rows = []  # type: List[ChipMapping]
-    header = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if not header:
-            if line.split()[:4] == ["NPU", "ID", "Chip", "ID"] and "Chip Name" in line:
-                header = True
-                continue
-            raise NpuSmiParseError(
-                "expected the 'NPU ID  Chip ID  Chip Logic ID  Chip Name' header of "
-                "npu-smi info -m", [raw])
-        parts = line.split(None, 3)
-        if len(parts) != 4:
-            raise NpuSmiParseError("an npu-smi info -m row needs four columns", [raw])
-        logic = None if parts[2] == "-" else _int(parts[2], "Chip Logic ID", raw)
-        rows.append(ChipMapping(_int(parts[0], "NPU ID", raw), _int(parts[1], "Chip ID", raw),
-                                logic, parts[3].strip()))
-    if not header:
-        raise NpuSmiParseError("npu-smi info -m printed nothing")
-    return rows
-
+# version.info, /etc/ascend_install.info
 
 def parse_key_values(text, source="file"):
     # type: (str, str) -> Dict[str, str]

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """What each vllm-ascend release's ``vllm serve`` accepts, and the checks built on it.
 
 PRIVATE to this collection; may change without notice. Standard library only.
@@ -18,6 +19,7 @@ __metaclass__ = type
 import difflib
 import re
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_cli_data import RELEASES
 
 TAG_VERSION_RE = re.compile(r"^(v\d+\.\d+\.\d+(?:(?:rc|\.post)\d+)?)(?:-|$)")
@@ -25,12 +27,11 @@ NUMBER_RE = re.compile(r"^-\d")
 
 
 def _key(version):
-    """Sort key of a vllm-ascend version like v0.18.0rc1 (rc before the release)."""
-    match = re.match(r"^v(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?", version)
-    if not match:
-        return (0, 0, 0, 0)
-    major, minor, patch, rc = match.groups()
-    return (int(major), int(minor), int(patch), int(rc) if rc is not None else 1 << 20)
+    """Sort key of a vllm-ascend version like v0.18.0rc1 (rc before the release); lowest when unreadable."""
+    try:
+        return vllm_ascend_version_key(version)
+    except VersionError:
+        return (0, 0, 0, (0, 0), 0)
 
 
 def releases():
@@ -143,7 +144,7 @@ def check(dep, release, message):
         problem = "%s is not a flag of %s" % (name, where)
         if later and _key(later) > _key(release):
             problem += "; vllm serve knows it from %s on" % later
-            fix = "use an image of %s or later (vllm_compose_image_version), or drop the flag" % later
+            fix = "use an image of %s or later (ascendfleet_image_version), or drop the flag" % later
         else:
             fix = "%s; see vllm serve --help of this release" % _did_you_mean(closest(name, flags))
         errors.append(message("extra_args[%d]" % index, problem, fix))

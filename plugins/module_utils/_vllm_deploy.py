@@ -1,26 +1,40 @@
 # -*- coding: utf-8 -*-
-# Copyright: ascendfleet.llm contributors
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """vLLM-Ascend deployments under Docker Compose: presets, merging, validation, rendering data.
 
 PRIVATE to this collection; may change without notice. Standard library only (runs on the
 controller in filters and on hosts in modules, Python >= 3.8).
 
-A deployment is a dict from the inventory list ``vllm_compose_deployments``. ``plan()`` resolves
+A deployment is a dict from the inventory list ``ascendfleet_deployments``. ``plan()`` resolves
 every deployment of one host (built-in base < preset < role-wide defaults < deployment), checks
 it against what the host has (chip family, healthy cards, HBM, prefetched models) and returns
 the resolved deployments with their vllm command line, environment and image, plus every error
 and warning as a message naming the host, the deployment, the variable and the fix.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import re
 
-# The seed procedure's flags for Qwen3.5-27B on 910B (shared/seed/README.md), and a text model.
+from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
+    FAMILY_VARIANT,
+    FactError,
+    container_model_path,
+    fleet_fact,
+    image_ref,
+    image_variant_of,
+    model_completeness,
+    model_dir,
+)
+
+# The reference procedure's flags for Qwen3.5-27B on 910B (docs/architecture.md), and a text model.
+# A preset may change from a vllm-ascend release on (``since``: oldest first, each layer applied
+# when the image's release is that one or later, above the preset and below the role defaults),
+# where that release's official recipe says so; ``source`` names it (docs/input-checks.md lists them).
 PRESETS = {
     "qwen3.5-27b": {
         "tensor_parallel_size": 2,
@@ -33,6 +47,18 @@ PRESETS = {
         "async_scheduling": True,
         "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},
         "trust_remote_code": True,
+        "since": [
+            {"release": "v0.18.0rc1",
+             "source": "vllm-ascend docs/source/tutorials/models/Qwen3.5-27B-Qwen3.6-27B.md (v0.18.0 and later): "
+                       "single-node A2/A3 start-up command",
+             "set": {
+                 # The hybrid (GDN) KV cache of Qwen3.5 makes the prefix-cache block very large; the
+                 # recipe turns prefix caching off.
+                 "enable_prefix_caching": False,
+                 # The recipe's MTP speculative decoding (the model's own multi-token-prediction head).
+                 "speculative_config": {"method": "qwen3_5_mtp", "num_speculative_tokens": 3, "enforce_eager": True},
+             }},
+        ],
     },
     # Qwen3-8B: text only, 40960 positions; hermes is vLLM's tool parser for Qwen3 (non-coder).
     "qwen3-8b": {
@@ -62,6 +88,8 @@ BASE = {
     "async_scheduling": False,
     "trust_remote_code": False,
     "compilation_config": None,
+    "enable_prefix_caching": None,
+    "speculative_config": None,
     "served_model_name": None,
     "extra_args": [],
     "extra_env": {},
@@ -73,8 +101,8 @@ BASE = {
 
 KNOWN_KEYS = frozenset(BASE) | frozenset(("name", "model", "preset"))
 
-# The seed's environment (shared/seed/README.md, "Compose service").
-SEED_ENV = (
+# The environment of the reference procedure's compose service.
+REFERENCE_ENV = (
     ("VLLM_USE_MODELSCOPE", "true"),
     ("PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"),
     ("HCCL_BUFFSIZE", "512"),
@@ -84,18 +112,14 @@ SEED_ENV = (
 )
 FLASHCOMM1 = "VLLM_ASCEND_ENABLE_FLASHCOMM1"
 
-# Image tag variant per chip family (vllm-ascend's naming: vX, vX-a3, vX-310p, each +-openeuler).
-FAMILY_VARIANT = {"910B": "", "A3": "-a3", "310P": "-310p"}
-
 # Models whose kernels fail under an 8-way tensor split on 910B with
-# "aclnnCausalConv1d failed ... blockDim is invalid" (the seed operator's report for Qwen3.5-27B):
+# "aclnnCausalConv1d failed ... blockDim is invalid" (the reference operator's report for Qwen3.5-27B):
 # the gated-DeltaNet linear-attention models (Qwen3.5, Qwen3-Next) run a causal conv1d whose
 # block dimension is derived from the per-rank head count.
 CAUSAL_CONV1D_MODELS = (re.compile(r"qwen3\.5", re.IGNORECASE), re.compile(r"qwen3-next", re.IGNORECASE))
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 MODEL_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-CONTAINER_MODELS = "/root/.cache/modelscope/hub/models"
 GMU_WARN = 0.95
 
 
@@ -115,8 +139,38 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def merge(deployment, defaults=None, presets=None):
-    """Resolve one deployment: BASE < preset < role-wide defaults < deployment.
+def preset_layers(preset, release=None):
+    """The layers of one preset for an image of ``release`` (``v0.18.0rc1``; None: the preset as is).
+
+    The preset's own keys, then each ``since`` layer whose release is ``release`` or older.
+    """
+    layers = [dict((k, v) for k, v in preset.items() if k != "since")]
+    if release is None:
+        return layers
+    try:
+        key = vllm_ascend_version_key(release)
+    except VersionError:
+        return layers
+    for step in preset.get("since") or []:
+        if vllm_ascend_version_key(step["release"]) <= key:
+            layers.append(step["set"])
+    return layers
+
+
+def release_of_settings(deployment, image=None):
+    """The vllm-ascend release an unresolved deployment will run: its image's tag, else its
+    ``image_version``, else the shared version (``image``: the settings _facts.image_ref takes)."""
+    image = image or {}
+    ref = deployment.get("image") or image.get("image")
+    if ref:
+        last = str(ref).split("@", 1)[0].rsplit("/", 1)[-1]
+        match = re.match(r"^(v?\d+\.\d+\.\d+[^-]*)", last.rsplit(":", 1)[1]) if ":" in last else None
+        return match.group(1) if match else None
+    return deployment.get("image_version") or image.get("version") or fleet_fact("image_version")
+
+
+def merge(deployment, defaults=None, presets=None, release=None):
+    """Resolve one deployment: BASE < preset (< its layers up to ``release``) < role-wide defaults < deployment.
 
     ``extra_env`` dicts merge key by key in the same order; everything else is replaced.
     Raises DeployError for an unknown preset name.
@@ -128,7 +182,7 @@ def merge(deployment, defaults=None, presets=None):
     if preset_name:
         if preset_name not in presets:
             raise DeployError("unknown preset %r (known: %s)" % (preset_name, ", ".join(sorted(presets))))
-        layers.append(presets[preset_name])
+        layers += preset_layers(presets[preset_name], release)
     layers += [defaults, deployment]
     out = {}
     env = {}
@@ -162,30 +216,6 @@ def compilation_config_json(value):
         raise ValueError("%r cannot be rendered as JSON (%s)" % (value, exc))
 
 
-def image_ref(repository, version, family=None, os_flavour="openeuler", variant=None, image=None, digest=None):
-    """Image reference: ``repository:version<variant>[-openeuler]`` or an explicit ``image``; ``@digest`` pins it.
-
-    ``variant`` None means "from the chip family" (910B "", A3 "-a3", 310P "-310p").
-    """
-    if image:
-        ref = image
-    else:
-        if variant is None:
-            if family not in FAMILY_VARIANT:
-                raise DeployError("no vllm-ascend image variant for chip family %r (known: %s)"
-                                  % (family, ", ".join(sorted(FAMILY_VARIANT))))
-            variant = FAMILY_VARIANT[family]
-        if variant and not variant.startswith("-"):
-            variant = "-" + variant
-        suffix = "-openeuler" if os_flavour == "openeuler" else ""
-        ref = "%s:%s%s%s" % (repository, version, variant, suffix)
-    if digest:
-        if not re.match(r"^sha256:[0-9a-f]{64}$", digest):
-            raise DeployError("image digest %r is not sha256:<64 hex digits>" % digest)
-        ref = "%s@%s" % (ref.split("@", 1)[0], digest)
-    return ref
-
-
 def image_registry(ref):
     """The registry an image reference is pulled from, as Docker decides it.
 
@@ -204,8 +234,8 @@ def image_registry(ref):
 _PULL_FAILURES = (
     (r"manifest unknown|not found: manifest|manifest for .* not found",
      "{registry} does not serve it (no such tag, or no such digest in that repository)",
-     "check the tag (vllm_compose_image_version, or the deployment's image_version/image) and "
-     "vllm_compose_image_digest against what the registry holds; a pinned digest must be one the registry serves"),
+     "check the tag (ascendfleet_image_version, or the deployment's image_version/image) and "
+     "ascendfleet_image_digest against what the registry holds; a pinned digest must be one the registry serves"),
     (r"no basic auth credentials|unauthorized|authentication required|denied|403 Forbidden",
      "{registry} refused the pull: not logged in, wrong credentials or no access to the repository",
      "set vllm_compose_image_registry_username and vllm_compose_image_registry_password (keep the password "
@@ -222,7 +252,7 @@ _PULL_FAILURES = (
      r"Client\.Timeout|TLS handshake timeout|context deadline exceeded|EOF|connection reset",
      "{registry} cannot be reached from the host",
      "check that the registry is up and that the host resolves and reaches it (DNS, proxy, firewall); "
-     "with a site mirror set vllm_compose_image_mirror"),
+     "with a site mirror set ascendfleet_image_mirror"),
 )
 
 
@@ -242,30 +272,11 @@ def pull_failure(ref, message):
     return "pulling %s from %s failed. Fix: see Docker's message: %s" % (ref, registry, text or "(none)")
 
 
-def image_variant_of(ref):
-    """The family an image reference's tag is built for ("910B", "A3", "310P"), or None if unknown."""
-    tag = ref.split("@", 1)[0]
-    if ":" not in tag.rsplit("/", 1)[-1]:
-        return None
-    tag = tag.rsplit(":", 1)[1]
-    if re.search(r"-a3(-|$)", tag):
-        return "A3"
-    if re.search(r"-310p(-|$)", tag):
-        return "310P"
-    if re.match(r"^v?\d", tag):
-        return "910B"
-    return None
-
-
 def text_config(config):
     """The part of config.json holding the language model's sizes (``text_config`` for VL models)."""
     if isinstance(config, dict) and isinstance(config.get("text_config"), dict):
         return config["text_config"]
     return config if isinstance(config, dict) else {}
-
-
-def container_model_path(model):
-    return "%s/%s" % (CONTAINER_MODELS, model)
 
 
 def command(dep):
@@ -291,6 +302,10 @@ def command(dep):
         cmd.append("--enable-auto-tool-choice")
     if dep.get("async_scheduling"):
         cmd.append("--async-scheduling")
+    if dep.get("enable_prefix_caching") is not None:
+        cmd.append("--enable-prefix-caching" if dep["enable_prefix_caching"] else "--no-enable-prefix-caching")
+    if dep.get("speculative_config") not in (None, "", {}):
+        cmd += ["--speculative-config", compilation_config_json(dep["speculative_config"])]
     if dep.get("compilation_config") not in (None, "", {}):
         cmd += ["--compilation-config", compilation_config_json(dep["compilation_config"])]
     cmd += [str(a) for a in dep.get("extra_args") or []]
@@ -298,8 +313,8 @@ def command(dep):
 
 
 def environment(dep, is_vl):
-    """Container environment: the seed's, FlashComm v1 off for VL models, then extra_env."""
-    env = dict(SEED_ENV)
+    """Container environment: the reference procedure's, FlashComm v1 off for VL models, then extra_env."""
+    env = dict(REFERENCE_ENV)
     if is_vl:
         env[FLASHCOMM1] = "0"
     for key, value in (dep.get("extra_env") or {}).items():
@@ -321,8 +336,8 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
     accepts); when given, parsers, extra_args flags and cudagraph_mode are checked against the
     image's release. Left out on hosts (modules), where the generated data is not shipped.
 
-    ``image``: dict with repository, version, os, variant (None = from family), image, digest and
-    mirror (a registry prefix put before the reference).
+    ``image``: the shared image settings as ``_facts.image_ref`` takes them (repository,
+    version, os, variant, image, digest, source, mirror).
     ``models``: ``{"Owner/Name": {"prefetched": bool, "revision": str, "reason": str,
     "config": {...}, "weights_bytes": int}}`` as the vllm_model_info module returns.
     Returns ``{"deployments": [...], "absent": [...], "errors": [...], "warnings": [...]}``.
@@ -333,13 +348,13 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
     healthy = sorted(set(healthy_device_ids)) if healthy_device_ids is not None else None
     if not isinstance(deployments, list):
         return {"deployments": [], "absent": [], "warnings": [],
-                "errors": ["%s: vllm_compose_deployments: must be a list of deployments, got %s. Fix: write it as a "
+                "errors": ["%s: ascendfleet_deployments: must be a list of deployments, got %s. Fix: write it as a "
                            "YAML list of mappings with at least name and model." % (host, type(deployments).__name__)]}
     seen_names = set()
     for index, raw in enumerate(deployments):
         label = "#%d" % (index + 1)
         if not isinstance(raw, dict):
-            errors.append(_msg(host, label, "vllm_compose_deployments[%d]" % index, "is not a mapping",
+            errors.append(_msg(host, label, "ascendfleet_deployments[%d]" % index, "is not a mapping",
                                "give each deployment as a mapping with name and model"))
             continue
         name = raw.get("name")
@@ -357,7 +372,7 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
             errors.append(_msg(host, name, ", ".join(unknown), "unknown key(s)",
                                "remove them or fix the spelling (known: %s)" % ", ".join(sorted(KNOWN_KEYS))))
         try:
-            dep = merge(raw, defaults, presets)
+            dep = merge(raw, defaults, presets, release_of_settings(dict(defaults or {}, **raw), image))
         except DeployError as exc:
             errors.append(_msg(host, name, "preset", str(exc), "use one of the known presets or drop preset"))
             continue
@@ -410,23 +425,19 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                    "choose among %s" % (", ".join(str(d) for d in healthy) or "none")))
         _check_model(dep, host, name, models.get(model), hbm_per_card_mb, errors, warnings)
         try:
-            dep["image"] = image_ref(image.get("repository"), dep.get("image_version") or image.get("version"), family,
-                                     image.get("os", "openeuler"), image.get("variant"),
-                                     dep.get("image") or image.get("image"), image.get("digest"))
-        except DeployError as exc:
-            errors.append(_msg(host, name, "vllm_compose_image_variant", str(exc),
-                               "set vllm_compose_image_variant (\"\", \"-a3\", \"-310p\") or vllm_compose_image"))
+            dep["image"] = image_ref(image, family, dep)
+        except FactError as exc:
+            errors.append(_msg(host, name, "ascendfleet_image_variant", str(exc),
+                               "set ascendfleet_image_variant (\"\", \"-a3\", \"-310p\") or ascendfleet_image"))
             continue
         built_for = image_variant_of(dep["image"])
         if family and built_for and built_for != family:
             errors.append(_msg(host, name, "image", "%s is the %s image variant but the host's chips are %s"
                                % (dep["image"], built_for, family),
-                               "use the %s variant (tag suffix %r) or leave vllm_compose_image_variant unset to choose it from the chips"
+                               "use the %s variant (tag suffix %r) or leave ascendfleet_image_variant unset to choose it from the chips"
                                % (family, FAMILY_VARIANT.get(family, "?"))))
         if cli is not None:
             _check_cli(cli, dep, host, name, errors, warnings)
-        if image.get("mirror"):
-            dep["image"] = "%s/%s" % (image["mirror"].rstrip("/"), dep["image"])
         dep["registry"] = image_registry(dep["image"])
         info = models.get(model) or {}
         is_vl = dep["vision"] if dep.get("vision") is not None else "vision_config" in (info.get("config") or {})
@@ -484,14 +495,25 @@ def _check_cli(cli, dep, host, name, errors, warnings):
 
 def _check_cc(dep, host, name, errors):
     value = dep.get("compilation_config")
-    if value in (None, "", {}):
-        return
-    try:
-        compilation_config_json(value)
-    except ValueError as exc:
-        errors.append(_msg(host, name, "compilation_config", str(exc),
-                           "write it as YAML data, e.g. compilation_config: {cudagraph_mode: FULL_DECODE_ONLY}, or as a JSON "
-                           "string '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}' (not key:value)"))
+    if value not in (None, "", {}):
+        try:
+            compilation_config_json(value)
+        except ValueError as exc:
+            errors.append(_msg(host, name, "compilation_config", str(exc),
+                               "write it as YAML data, e.g. compilation_config: {cudagraph_mode: FULL_DECODE_ONLY}, or as a JSON "
+                               "string '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}' (not key:value)"))
+    value = dep.get("speculative_config")
+    if value not in (None, "", {}):
+        try:
+            compilation_config_json(value)
+        except ValueError as exc:
+            errors.append(_msg(host, name, "speculative_config", str(exc),
+                               "write it as YAML data, e.g. speculative_config: {method: qwen3_5_mtp, num_speculative_tokens: 3}, "
+                               "or as a JSON string"))
+    if dep.get("enable_prefix_caching") not in (None, True, False):
+        errors.append(_msg(host, name, "enable_prefix_caching", "%r is not true, false or null" % (dep["enable_prefix_caching"],),
+                           "give true (--enable-prefix-caching), false (--no-enable-prefix-caching) or leave it unset "
+                           "(vLLM's default)"))
 
 
 def _check_model(dep, host, name, info, hbm_per_card_mb, errors, warnings):
@@ -499,7 +521,8 @@ def _check_model(dep, host, name, info, hbm_per_card_mb, errors, warnings):
     if not info or not info.get("prefetched"):
         reason = (info or {}).get("reason") or "no completion marker"
         errors.append(_msg(host, name, "model", "%s (revision %s) is not prefetched: %s" % (model, dep.get("revision"), reason),
-                           "run the model_prefetch role (playbooks/prefetch.yml) for this host first"))
+                           "fetch the missing files again: run playbooks/prefetch.yml (or deploy-qwen.yml --tags prefetch) "
+                           "for this host; nothing was changed, a running container is left as it is"))
         return
     if info.get("revision") not in (None, dep.get("revision")):
         errors.append(_msg(host, name, "revision", "the cache holds %s at revision %s, not %s" % (model, info.get("revision"), dep.get("revision")),
@@ -555,11 +578,6 @@ def hbm_per_card(chips, device_ids=None):
 CONFIG_KEYS = ("max_position_embeddings", "model_type", "architectures", "torch_dtype", "linear_conv_kernel_dim")
 
 
-def model_dir(cache_dir, model):
-    """``<cache>/models/<Owner>/<Name>``, the layout model_prefetch writes (modelscope --local-dir)."""
-    return "%s/models/%s" % (cache_dir.rstrip("/"), model)
-
-
 def _small_config(config):
     """The parts of config.json the checks read (keeps module output small)."""
     out = {k: config[k] for k in CONFIG_KEYS if k in config}
@@ -570,59 +588,29 @@ def _small_config(config):
     return out
 
 
-def model_state(cache_dir, model, revision, opener=open, lister=None, sizer=None, hasher=None):
-    """What the cache holds for ``model`` at ``revision``, following the agreed completion marker.
+def model_state(cache_dir, model, revision, verify="quick"):
+    """What the cache holds for ``model`` at ``revision``, for planning a deployment.
 
-    The marker ``<model dir>/.ascendfleet/complete`` (JSON ``{"model", "revision",
-    "manifest_sha256"}``) is written last by model_prefetch, only when the files are verified
-    against ``.ascendfleet/manifest.json``. Returns ``{"path", "prefetched", "revision",
-    "reason", "config", "weights_bytes"}``; never raises for a missing or bad cache.
+    Completeness is ``_facts.model_completeness`` (the one reader: marker, manifest, every
+    file at its manifest size, hashes too with ``verify="full"``); for a complete model this
+    adds what the checks read from ``config.json`` and the size of the ``*.safetensors``
+    weights. Returns ``{"path", "prefetched", "revision" (the marker's), "reason", "config",
+    "weights_bytes"}``; never raises for a missing or bad cache.
     """
-    import hashlib
     import os
 
-    lister = lister or os.listdir
-    sizer = sizer or (lambda p: os.stat(p).st_size)
-
-    def sha256(path):
-        digest = hashlib.sha256()
-        with opener(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-
-    hasher = hasher or sha256
+    state = model_completeness(cache_dir, model, revision, verify)
     path = model_dir(cache_dir, model)
-    out = {"path": path, "prefetched": False, "revision": None, "reason": None, "config": {}, "weights_bytes": 0}
-    marker_path = path + "/.ascendfleet/complete"
-    try:
-        with opener(marker_path, "rb") as handle:
-            marker = json.loads(handle.read().decode("utf-8"))
-    except (IOError, OSError):
-        out["reason"] = "no completion marker %s" % marker_path
-        return out
-    except ValueError as exc:
-        out["reason"] = "completion marker %s is not JSON (%s)" % (marker_path, exc)
-        return out
-    if not isinstance(marker, dict) or marker.get("model") != model:
-        out["reason"] = "completion marker %s is for %r, not %s" % (marker_path, (marker or {}).get("model") if isinstance(marker, dict) else marker, model)
-        return out
-    out["revision"] = marker.get("revision")
-    if marker.get("revision") != revision:
-        out["reason"] = "completion marker %s is for revision %s, not %s" % (marker_path, marker.get("revision"), revision)
-        return out
-    manifest_path = path + "/.ascendfleet/manifest.json"
-    try:
-        actual = hasher(manifest_path)
-    except (IOError, OSError):
-        out["reason"] = "manifest %s is missing" % manifest_path
-        return out
-    if actual != marker.get("manifest_sha256"):
-        out["reason"] = "manifest %s changed since the marker was written (sha256 %s, marker says %s)" % (
-            manifest_path, actual, marker.get("manifest_sha256"))
+    out = {"path": path, "prefetched": False, "revision": state["cached_revision"], "reason": None,
+           "config": {}, "weights_bytes": 0}
+    if not state["complete"]:
+        reasons = state["reasons"]
+        if reasons == ["no completion marker"]:
+            reasons = ["no completion marker %s" % state["marker"]]
+        out["reason"] = "; ".join(reasons)
         return out
     try:
-        with opener(path + "/config.json", "rb") as handle:
+        with open(os.path.join(path, "config.json"), "rb") as handle:
             config = json.loads(handle.read().decode("utf-8"))
     except (IOError, OSError, ValueError) as exc:
         out["reason"] = "config.json of %s cannot be read (%s)" % (model, exc)
@@ -631,10 +619,7 @@ def model_state(cache_dir, model, revision, opener=open, lister=None, sizer=None
         out["reason"] = "config.json of %s is not a JSON object" % model
         return out
     out["config"] = _small_config(config)
-    total = 0
-    for entry in sorted(lister(path)):
-        if entry.endswith(".safetensors"):
-            total += sizer(path + "/" + entry)
-    out["weights_bytes"] = total
+    out["weights_bytes"] = sum(os.stat(os.path.join(path, entry)).st_size
+                               for entry in sorted(os.listdir(path)) if entry.endswith(".safetensors"))
     out["prefetched"] = True
     return out

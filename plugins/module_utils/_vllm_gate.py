@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
-# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """The vllm_compose health gate and host survey: pure logic for the vllm_gate and
 vllm_host_info modules.
 
@@ -293,7 +294,7 @@ def device_ids(devices):
 
 
 def _fix_absent(name):
-    return ("add {name: %s, state: absent} to vllm_compose_deployments and run again: that removes the old "
+    return ("add {name: %s, state: absent} to ascendfleet_deployments and run again: that removes the old "
             "deployment's containers, project directory and cards" % name)
 
 
@@ -360,7 +361,7 @@ def survey(host, projects, planned, inventory_names, ledger=None, listeners=None
             held.append("card%s %s" % ("s" if len(entry["cards"]) > 1 else "", ", ".join(str(c) for c in entry["cards"])))
         if entry["project_dir"] and not entry["containers"]:
             held.append("a project directory")
-        entry["summary"] = "%s is not in vllm_compose_deployments but holds %s. Fix: %s" % (
+        entry["summary"] = "%s is not in ascendfleet_deployments but holds %s. Fix: %s" % (
             entry["name"], ", ".join(held) or "nothing", _fix_absent(entry["name"]))
 
     errors = []  # type: List[str]
@@ -373,13 +374,13 @@ def survey(host, projects, planned, inventory_names, ledger=None, listeners=None
         for entry in sorted(orphans.values(), key=lambda e: e["name"]):
             if port in entry["ports"]:
                 errors.append("%s: deployment %s: port: %s is held by orphan deployment %s (%s, %s), which "
-                              "vllm_compose_deployments no longer names. Fix: %s, or give %s another port"
+                              "ascendfleet_deployments no longer names. Fix: %s, or give %s another port"
                               % (host, name, port, entry["name"], ", ".join(entry["containers"]) or "no container",
                                  entry["image"] or "?", _fix_absent(entry["name"]), name))
             shared = sorted(cards & set(entry["cards"]))
             if shared:
                 errors.append("%s: deployment %s: devices: card%s %s %s held by orphan deployment %s (%s), which "
-                              "vllm_compose_deployments no longer names. Fix: %s"
+                              "ascendfleet_deployments no longer names. Fix: %s"
                               % (host, name, "s" if len(shared) > 1 else "", ", ".join(str(c) for c in shared),
                                  "are" if len(shared) > 1 else "is", entry["name"],
                                  ", ".join(entry["containers"]) or "in the npu_assign ledger", _fix_absent(entry["name"])))
@@ -404,6 +405,35 @@ def survey(host, projects, planned, inventory_names, ledger=None, listeners=None
         "errors": errors,
         "port_holders": port_holders,
     }
+
+
+def last_good_problems(host, planned, last_good, completeness):
+    # type: (str, Sequence[Mapping[str, Any]], Mapping[str, Any], Any) -> List[str]
+    """Refusals for deployments whose last-known-good could not run again: its model is damaged.
+
+    A change is only safe while its rollback target can start. ``planned``: the present
+    deployments (``name``, ``model``, ``revision``); ``last_good``: name -> the recorded
+    last-good/state.json (``model``, ``revision``; older records without them are skipped);
+    ``completeness(model, revision)``: ``_facts.model_completeness``'s answer. Only a
+    last-known-good on another model or revision than the plan is asked here: the plan's own
+    model is judged by the planner.
+    """
+    errors = []
+    for dep in planned:
+        state = last_good.get(dep.get("name")) or {}
+        model, revision = state.get("model"), state.get("revision") or "master"
+        if not isinstance(model, str) or not model or (model, revision) == (dep.get("model"), dep.get("revision") or "master"):
+            continue
+        answer = completeness(model, revision)
+        if answer.get("complete"):
+            continue
+        errors.append("%s: deployment %s: model: its last-known-good serves %s (revision %s), which is not complete "
+                      "in the cache (%s), so a failed change could not roll back. Fix: fetch it again before the "
+                      "change: ansible-playbook playbooks/prefetch.yml --limit %s -e '{\"model_prefetch_models\": "
+                      "[{\"model\": \"%s\", \"revision\": \"%s\"}]}'; nothing was changed"
+                      % (host, dep.get("name"), model, revision, "; ".join(answer.get("reasons") or ["unreadable"]),
+                         host, model, revision))
+    return errors
 
 
 # --------------------------------------------------------------------------- reading the host (I/O injected)

@@ -1,9 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
@@ -21,45 +20,14 @@ description:
   - Read-only.
 author:
   - ascendfleet maintainers (@ascendfleet)
-attributes:
-  check_mode:
-    support: full
-    description: Read-only, runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
+extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
+  - ascendfleet.llm.models
 options:
   cache_dir:
     description: Cache root (C(<cache_dir>/models/<Owner>/<Name>)).
     type: path
     required: true
-  models:
-    description: Models to check.
-    type: list
-    elements: dict
-    required: true
-    suboptions:
-      model:
-        description: C(Owner/Name).
-        type: str
-        required: true
-      revision:
-        description: Revision the marker must be for.
-        type: str
-        default: master
-      include:
-        description: Include globs the copy was fetched with.
-        type: list
-        elements: str
-        default: []
-      exclude:
-        description: Exclude globs the copy was fetched with.
-        type: list
-        elements: str
-        default: []
   verify:
     description: C(quick) (marker + sizes) or C(full) (also re-hash every file).
     type: str
@@ -131,7 +99,7 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache
-from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import ModelPrefetchError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError, models_option
 
 
 def installed_version(venv):
@@ -149,12 +117,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             cache_dir=dict(type="path", required=True),
-            models=dict(type="list", elements="dict", required=True, options=dict(
-                model=dict(type="str", required=True),
-                revision=dict(type="str", default="master"),
-                include=dict(type="list", elements="str", default=[]),
-                exclude=dict(type="list", elements="str", default=[]),
-            )),
+            models=models_option(),
             verify=dict(type="str", choices=["quick", "full"], default="quick"),
             venv=dict(type="path"),
         ),
@@ -166,11 +129,12 @@ def main():
             cache = ModelCache(module.params["cache_dir"], item["model"], item["revision"],
                                item["include"], item["exclude"])
             out.append(cache.inspect(module.params["verify"]))
-        except ModelPrefetchError as exc:
+        except ModelCacheError as exc:
             module.fail_json(msg=str(exc), model=item["model"])
         except (IOError, OSError) as exc:
             module.fail_json(msg="%s: cannot read the cache (%s)" % (item["model"], exc))
-    missing = [item for item, state in zip(module.params["models"], out) if not state["complete"]]
+    missing = [dict(item, include=item["include"] or [], exclude=item["exclude"] or [])
+               for item, state in zip(module.params["models"], out) if not state["complete"]]
     module.exit_json(changed=False, models=out, missing=missing,
                      cli_version=installed_version(module.params["venv"]))
 

@@ -1,9 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
@@ -238,7 +237,7 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import fetch
-from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import ModelPrefetchError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError
 
 
 def main():
@@ -271,7 +270,7 @@ def main():
     params["check_mode"] = module.check_mode
     try:
         result = fetch(params, socket.gethostname())
-    except ModelPrefetchError as exc:
+    except ModelCacheError as exc:
         module.fail_json(msg=str(exc), model=params["model"], revision=params["revision"])
     except (IOError, OSError) as exc:
         module.fail_json(msg="host %s: %s@%s: %s" % (socket.gethostname(), params["model"],

@@ -1,9 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ author:
   - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
   - ascendfleet.llm.npu_smi
+  - ascendfleet.llm.ledger
 attributes:
   check_mode:
     support: full
@@ -53,13 +53,6 @@ options:
     type: str
     choices: [present, absent]
     default: present
-  state_path:
-    description:
-      - The JSON ledger of owner to device ids. Created, with its directory, when missing.
-      - Writers lock C(<state_path>.lock) and replace the ledger atomically, so concurrent
-        runs cannot corrupt it. A ledger that is not valid is reported, never reset.
-    type: path
-    default: /var/lib/ascendfleet/npu-assignments.json
   exclude:
     description: Device ids (N of C(/dev/davinciN)) never to give out, for example chips under repair.
     type: list
@@ -191,23 +184,13 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_assign import
     device_path,
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_owners
-from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_run import npu_smi_info
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import npu_smi_info, tool_runner
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     DEFAULT_IDLE_THRESHOLD_PCT,
     detect_family,
 )
 
 OWNER_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-
-
-def _runner(module, docker):
-    path = module.get_bin_path(docker, required=False)
-    if not path:
-        return None, docker
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-    return run, path
 
 
 def _decide(module, assignments):
@@ -224,7 +207,7 @@ def _decide(module, assignments):
     pids = [p.pid for c in info.chips for p in c.processes]
     owners = {}
     if pids:
-        run, docker = _runner(module, params["docker_executable"])
+        run, docker = tool_runner(module, params["docker_executable"])
         owners, warnings = pid_owners(pids, run, params["owner_label"], params["proc_root"],
                                       docker)
         for warning in warnings:
@@ -251,7 +234,7 @@ def main():
             owner=dict(type="str", required=True),
             count=dict(type="int"),
             state=dict(type="str", default="present", choices=["present", "absent"]),
-            state_path=dict(type="path", default="/var/lib/ascendfleet/npu-assignments.json"),
+            ledger_path=dict(type="path", default=ledger_io.DEFAULT_PATH),
             exclude=dict(type="list", elements="int", default=[]),
             owner_label=dict(type="str", default="com.docker.compose.project"),
             docker_executable=dict(type="str", default="docker"),
@@ -278,7 +261,7 @@ def main():
     if not 0 <= params["idle_threshold_pct"] <= 100:
         module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s"
                              % params["idle_threshold_pct"])
-    path = params["state_path"]
+    path = params["ledger_path"]
     if params["state"] == "absent" and not os.path.exists(path):
         # Nothing recorded, nothing to release: leave no lock file behind either.
         module.exit_json(changed=False, device_ids=[], device_paths=[], previous_device_ids=[])
@@ -305,7 +288,7 @@ def main():
         module.fail_json(msg=str(exc))
     except (IOError, OSError) as exc:
         module.fail_json(msg="cannot lock or write the NPU ledger %s: %s (run with become, or "
-                             "set state_path to a writable place)" % (path, exc))
+                             "set ledger_path to a writable place)" % (path, exc))
     result.update(changed=changed, device_ids=ids, device_paths=[device_path(d) for d in ids],
                   previous_device_ids=previous)
     if module._diff:

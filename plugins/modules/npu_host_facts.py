@@ -1,9 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
@@ -25,16 +24,9 @@ description:
     caller decides the verdict. Only invalid options fail the module.
 author:
   - ascendfleet maintainers (@ascendfleet)
-attributes:
-  check_mode:
-    support: full
-    description: Runs the same read-only probes in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything on the host.
+extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
+  - ascendfleet.llm.models
 options:
   driver_dir:
     description: Ascend driver directory; C(version.info) in it is read.
@@ -93,22 +85,6 @@ options:
     description: The model cache directory to report on (empty to skip).
     type: path
     default: ""
-  models:
-    description:
-      - Models planned on this host; for each, whether C(<cache_dir>/models/<model>/.ascendfleet/complete)
-        records that revision.
-    type: list
-    elements: dict
-    default: []
-    suboptions:
-      model:
-        description: C(Owner/Name).
-        type: str
-        required: true
-      revision:
-        description: The revision the deployment uses.
-        type: str
-        default: master
   hccn_device_ids:
     description: Device ids to query with C(hccn_tool -i N -link -g) and C(-ip -g) (empty to skip).
     type: list
@@ -218,13 +194,15 @@ cache:
   description:
     - The cache directory; when it does not exist yet, C(mount_point), C(free_bytes), C(total_bytes)
       and C(writable) are those of C(probed_path), its nearest existing ancestor.
-    - C(models) holds, for each O(models) entry, C(model), C(revision), C(marker) and C(complete).
+    - C(models) holds, for each O(models) entry, C(model), C(revision), C(marker), C(complete) and
+      C(reasons) (why not complete).
   returned: when O(cache_dir) is set
   type: dict
   sample: {"path": "/mnt/disk2/modelscope", "exists": true, "type": "directory",
            "probed_path": "/mnt/disk2/modelscope", "mount_point": "/mnt/disk2", "free_bytes": 1099511627776,
            "total_bytes": 3298534883328, "writable": true,
            "models": [{"model": "Qwen/Qwen3.5-27B", "revision": "master", "complete": false,
+                       "reasons": ["no completion marker"],
                        "marker": "/mnt/disk2/modelscope/models/Qwen/Qwen3.5-27B/.ascendfleet/complete"}]}
 hccn:
   description:
@@ -243,15 +221,15 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import TOOLKIT_DIRS, model_completeness, models_option
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_tool, run_tool
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
-    IMAGE_TOOLKIT_ROOTS,
     TOOLKIT_GLOBS,
     HostFactsError,
     disk_facts,
     first_lines,
     image_probe_script,
     list_devices,
-    model_marker,
     parse_compose_version,
     parse_docker_version,
     parse_hccn_ip,
@@ -265,8 +243,6 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     parse_install_info,
     parse_version_info,
 )
-
-C_LOCALE = {"LC_ALL": "C", "LANGUAGE": "C", "LANG": "C"}
 
 
 def _read(path):
@@ -328,17 +304,13 @@ def host_cann(dirs):
 def docker_facts(module, executable):
     result = {"cli": None, "client_version": None, "server_version": None, "reachable": False,
               "error": None, "compose_version": None, "compose_error": None}
-    if os.sep in executable:
-        cli = executable if os.access(executable, os.X_OK) else None
-    else:
-        cli = module.get_bin_path(executable, required=False)
+    cli = find_tool(module, executable)
     if not cli:
         result["error"] = "the docker CLI (%s) is not installed" % executable
         result["compose_error"] = result["error"]
         return result
     result["cli"] = cli
-    rc, out, err = module.run_command([cli, "version", "--format", "{{json .}}"],
-                                      environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [cli, "version", "--format", "{{json .}}"])
     try:
         result.update(parse_docker_version(out))
     except HostFactsError as exc:
@@ -347,7 +319,7 @@ def docker_facts(module, executable):
         result["reachable"] = True
     elif not result["error"]:
         result["error"] = first_lines(err) or "docker version exited %d without an Engine version" % rc
-    rc, out, err = module.run_command([cli, "compose", "version"], environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [cli, "compose", "version"])
     if rc == 0:
         try:
             result["compose_version"] = parse_compose_version(out)
@@ -364,15 +336,13 @@ def image_facts(module, cli, image):
     if not cli:
         result["error"] = "the docker CLI is not installed"
         return result
-    rc, out, err = module.run_command([cli, "image", "inspect", "--format", "{{.Id}}", image],
-                                      environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [cli, "image", "inspect", "--format", "{{.Id}}", image])
     if rc != 0:
         result["error"] = first_lines(err) or "docker image inspect exited %d" % rc
         return result
     result.update(present=True, id=out.strip() or None)
-    rc, out, err = module.run_command(
-        [cli, "run", "--rm", "--pull", "never", "--network", "none", "--entrypoint", "/bin/sh",
-         image, "-c", image_probe_script()], environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [cli, "run", "--rm", "--pull", "never", "--network", "none", "--entrypoint",
+                                     "/bin/sh", image, "-c", image_probe_script()])
     if rc != 0:
         result["error"] = "reading the toolkit files of %s failed (rc %d): %s" % (
             image, rc, first_lines(err + "\n" + out) or "no output")
@@ -384,7 +354,7 @@ def image_facts(module, cli, image):
         return result
     if parsed is None:
         result["error"] = "no CANN toolkit version file in %s (looked for %s)" % (
-            image, ", ".join(g.format(root=r) for r in IMAGE_TOOLKIT_ROOTS for g in TOOLKIT_GLOBS))
+            image, ", ".join(g.format(root=r) for r in TOOLKIT_DIRS for g in TOOLKIT_GLOBS))
         return result
     result.update(cann_version=parsed["version"], source=parsed["source"])
     return result
@@ -399,14 +369,12 @@ def hccn_facts(module, tool, device_ids):
         if not present:
             entry["error"] = "%s is not an executable file" % tool
             continue
-        rc, out, err = module.run_command([tool, "-i", str(device), "-link", "-g"],
-                                          environ_update=C_LOCALE)
+        rc, out, err = run_tool(module, [tool, "-i", str(device), "-link", "-g"])
         try:
             if rc != 0:
                 raise HostFactsError(first_lines(out + "\n" + err) or "exit %d" % rc)
             entry["link"] = parse_hccn_link(out)
-            rc, out, err = module.run_command([tool, "-i", str(device), "-ip", "-g"],
-                                              environ_update=C_LOCALE)
+            rc, out, err = run_tool(module, [tool, "-i", str(device), "-ip", "-g"])
             if rc != 0:
                 raise HostFactsError(first_lines(out + "\n" + err) or "exit %d" % rc)
             entry.update(parse_hccn_ip(out))
@@ -421,9 +389,7 @@ def main():
             driver_dir=dict(type="path", default="/usr/local/Ascend/driver"),
             firmware_dir=dict(type="path", default="/usr/local/Ascend/firmware"),
             install_info=dict(type="path", default="/etc/ascend_install.info"),
-            toolkit_dirs=dict(type="list", elements="path",
-                              default=["/usr/local/Ascend/ascend-toolkit/latest",
-                                       "/usr/local/Ascend/cann"]),
+            toolkit_dirs=dict(type="list", elements="path", default=list(TOOLKIT_DIRS)),
             device_ids=dict(type="list", elements="int", default=[]),
             control_devices=dict(type="list", elements="str",
                                  default=["davinci_manager", "devmm_svm", "hisi_hdc"]),
@@ -432,10 +398,7 @@ def main():
             docker_executable=dict(type="str", default="docker"),
             image=dict(type="str", default=""),
             cache_dir=dict(type="path", default=""),
-            models=dict(type="list", elements="dict", default=[], options=dict(
-                model=dict(type="str", required=True),
-                revision=dict(type="str", default="master"),
-            )),
+            models=models_option(),
             hccn_device_ids=dict(type="list", elements="int", default=[]),
             hccn_tool=dict(type="path", default="/usr/local/Ascend/driver/tools/hccn_tool"),
         ),
@@ -474,8 +437,11 @@ def main():
         result["image"] = image_facts(module, cli, p["image"])
     if p["cache_dir"]:
         cache = disk_facts(p["cache_dir"])
-        cache["models"] = [model_marker(p["cache_dir"], m["model"], m["revision"])
-                           for m in p["models"]]
+        cache["models"] = []
+        for m in p["models"]:
+            state = model_completeness(p["cache_dir"], m["model"], m["revision"],
+                                       include=m["include"], exclude=m["exclude"])
+            cache["models"].append({k: state[k] for k in ("model", "revision", "marker", "complete", "reasons")})
         result["cache"] = cache
     if p["hccn_device_ids"]:
         result["hccn"] = hccn_facts(module, p["hccn_tool"], p["hccn_device_ids"])

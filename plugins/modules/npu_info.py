@@ -1,9 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
@@ -23,17 +22,8 @@ description:
 author:
   - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
   - ascendfleet.llm.npu_smi
-attributes:
-  check_mode:
-    support: full
-    description: Runs the same read-only command in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
 notes:
   - A chip is C(idle) when its health is C(OK), no row of the process table names it, and
     its device memory use is at most O(idle_threshold_pct).
@@ -171,7 +161,7 @@ chips:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_run import npu_smi_info
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import npu_smi_info
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     DEFAULT_IDLE_THRESHOLD_PCT,
     detect_family,

@@ -1,9 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
@@ -30,6 +29,7 @@ description:
 author:
   - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
   - ascendfleet.llm.vllm_host
 options:
   project:

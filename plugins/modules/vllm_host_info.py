@@ -1,9 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
@@ -21,9 +20,12 @@ description:
     planned port or card, or any other process holding a planned port, is returned in
     RV(errors) with the host, the deployment, what holds what and the fix; the role refuses
     the run before any change. Every orphan is returned in RV(orphans) for the run's summary.
+  - With O(cache_dir), a deployment whose last-known-good could not start again (its model is
+    damaged or gone from the cache) is refused the same way.
 author:
   - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
   - ascendfleet.llm.vllm_host
 options:
   host:
@@ -31,7 +33,9 @@ options:
     type: str
     required: true
   planned:
-    description: The present deployments of the run, each with C(name), C(port) and C(devices) (explicit cards or null).
+    description:
+      - The present deployments of the run, each with C(name), C(port) and C(devices) (explicit
+        cards or null); C(model) and C(revision) for the last-known-good check.
     type: list
     elements: dict
     default: []
@@ -48,6 +52,14 @@ options:
     description: The npu_assign ledger (owner to device ids).
     type: path
     default: /var/lib/ascendfleet/npu-assignments.json
+  cache_dir:
+    description:
+      - The model cache. When set, a planned deployment whose last-known-good
+        (C(<project_root>/<name>/last-good/state.json)) serves another model or revision than
+        the plan, and that model is not complete in the cache (the collection's one
+        completeness reader, quick - every manifest file at its size), is returned in RV(errors) -
+        a failed change could not roll back to it.
+    type: path
 seealso:
   - module: ascendfleet.llm.vllm_gate
   - module: ascendfleet.llm.vllm_status
@@ -100,7 +112,15 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_ledger import LedgerError, read as read_ledger
-from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import HOST_ARGS, device_ids, port_holders, survey
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_completeness
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import (
+    HOST_ARGS,
+    device_ids,
+    last_good_problems,
+    port_holders,
+    read_text,
+    survey,
+)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_status import (
     DEPLOYMENT_LABEL,
     StatusParseError,
@@ -139,6 +159,7 @@ def main():
             names=dict(type="list", elements="str", default=[]),
             project_root=dict(type="path", default="/opt/ascendfleet"),
             ledger_path=dict(type="path", default="/var/lib/ascendfleet/npu-assignments.json"),
+            cache_dir=dict(type="path"),
             **HOST_ARGS
         ),
         supports_check_mode=True,
@@ -163,6 +184,15 @@ def main():
     holders = port_holders([d["port"] for d in planned], module.run_command if docker else None, p["proc_root"],
                            docker or "docker")
     found = survey(p["host"], projects, planned, p["names"], ledger, holders, dirs)
+    if p["cache_dir"]:
+        last_good = {}
+        for dep in planned:
+            try:
+                last_good[dep["name"]] = json.loads(read_text(os.path.join(p["project_root"], dep["name"], "last-good", "state.json")))
+            except ValueError:
+                continue
+        found["errors"] = found["errors"] + last_good_problems(
+            p["host"], planned, last_good, lambda model, revision: model_completeness(p["cache_dir"], model, revision))
     module.exit_json(changed=False, problems=problems, **found)
 
 

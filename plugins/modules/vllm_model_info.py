@@ -1,13 +1,10 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: vllm_model_info
@@ -24,28 +21,13 @@ description:
   - Read-only; changes nothing.
 author:
   - ascendfleet maintainers (@ascendfleet)
-attributes:
-  check_mode:
-    support: full
-    description: Reads the same files in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
+extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
+  - ascendfleet.llm.models
 options:
   cache_dir:
     description: The model cache, laid out as C(<cache_dir>/models/<Owner>/<Name>).
     type: path
-    required: true
-  models:
-    description:
-      - The models to read, each a mapping with C(model) (ModelScope id C(Owner/Name)) and
-        C(revision) (the revision the completion marker must name, default C(master)).
-      - Other keys are ignored, so a list of vllm_compose deployments can be passed as it is.
-    type: list
-    elements: dict
     required: true
 seealso:
   - module: ascendfleet.llm.npu_info
@@ -109,6 +91,7 @@ models:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import models_option
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
 
 
@@ -116,17 +99,16 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             cache_dir=dict(type="path", required=True),
-            models=dict(type="list", elements="dict", required=True),
+            models=models_option(),
         ),
         supports_check_mode=True,
     )
     result = {}
     for item in module.params["models"]:
-        model = item.get("model")
-        if not isinstance(model, str) or "/" not in model:
+        model = item["model"]
+        if "/" not in model:
             module.fail_json(msg="models: %r has no model id of the form Owner/Name; give each item a model key" % (item,))
-        revision = str(item.get("revision") or "master")
-        result[model] = model_state(module.params["cache_dir"], model, revision)
+        result[model] = model_state(module.params["cache_dir"], model, item["revision"])
     module.exit_json(changed=False, models=result)
 
 

@@ -1,9 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: (c) 2026, ascendfleet maintainers
+# Copyright: (c) 2026, ascendfleet.llm contributors
 # Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
-# or, at your option, GNU General Public License v3.0+ (see
-# https://www.gnu.org/licenses/gpl-3.0.txt), the licence Ansible modules customarily carry.
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 
 from __future__ import annotations
 
@@ -24,20 +23,14 @@ description:
     the inventory show up too).
 author:
   - ascendfleet maintainers (@ascendfleet)
-attributes:
-  check_mode:
-    support: full
-    description: Reads the same things in check mode.
-  diff_mode:
-    support: none
-    description: Read-only module, nothing to diff.
-  idempotent:
-    support: full
-    description: Never changes anything.
+extends_documentation_fragment:
+  - ascendfleet.llm.attributes.read_only
+  - ascendfleet.llm.npu_smi
+  - ascendfleet.llm.ledger
 options:
   deployments:
     description:
-      - The host's deployments, as in C(vllm_compose_deployments). Only C(name), C(model),
+      - The host's deployments, as in C(ascendfleet_deployments). Only C(name), C(model),
         C(revision) (default V(master)) and C(state) are read here.
     type: list
     elements: dict
@@ -50,10 +43,6 @@ options:
     description: The model cache model_prefetch fills (C(<cache>/models/<Owner>/<Name>/.ascendfleet/complete)).
     type: path
     default: /var/lib/ascendfleet/modelscope
-  ledger_path:
-    description: The npu_assign ledger (owner to device ids).
-    type: path
-    default: /var/lib/ascendfleet/npu-assignments.json
   api_key:
     description: Bearer token for the OpenAI endpoints (C(vllm_compose_api_key)); empty for none.
     type: str
@@ -62,18 +51,10 @@ options:
     description: Seconds each HTTP probe may take.
     type: int
     default: 5
-  npu_smi_executable:
-    description: C(npu-smi) program (looked up in PATH, C(/usr/local/bin) and C(/usr/local/sbin)).
-    type: str
-    default: npu-smi
   docker_executable:
     description: C(docker) program.
     type: str
     default: docker
-  idle_threshold_pct:
-    description: Device memory use (percent) at or below which a chip without processes is idle.
-    type: float
-    default: 15.0
   proc_root:
     description: Where the host's C(/proc) is (for C(/proc/uptime) and process cgroups).
     type: path
@@ -93,13 +74,13 @@ EXAMPLES = r"""
 # What runs on each host and how it is doing (playbooks/status.yml does this, then renders a report)
 - name: Read the state of the NPUs and deployments
   ascendfleet.llm.vllm_status:
-    deployments: "{{ vllm_compose_deployments | default([]) }}"
+    deployments: "{{ ascendfleet_deployments | default([]) }}"
   register: __status_host
 
-# With an API key and the seed's model cache directory
+# With an API key and the reference procedure's model cache directory
 - name: Read the state with the endpoint key
   ascendfleet.llm.vllm_status:
-    deployments: "{{ vllm_compose_deployments }}"
+    deployments: "{{ ascendfleet_deployments }}"
     cache_dir: /mnt/disk2/modelscope
     api_key: "{{ vllm_compose_api_key }}"
   no_log: true
@@ -176,9 +157,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import container_id
-from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_ledger import LedgerError, read as read_ledger
-from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_run import C_LOCALE, SEARCH_DIRS
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_npu_smi, find_tool, run_tool
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_containers
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_ledger import DEFAULT_PATH as DEFAULT_LEDGER, LedgerError, read as read_ledger
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import NpuSmiParseError, detect_family, parse_info
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_status import (
@@ -198,12 +179,11 @@ def _text(err, out):
 
 def read_npus(module, problems):
     """(npu-smi info, family) or (None, None) with a problem recorded."""
-    name = module.params["npu_smi_executable"]
-    path = name if os.sep in name else module.get_bin_path(name, required=False, opt_dirs=SEARCH_DIRS)
-    if not path or not os.access(path, os.X_OK):
-        problems.append("npu-smi: %s not found; is the Ascend driver installed? (set npu_smi_executable)" % name)
+    path, problem = find_npu_smi(module, module.params["executable"])
+    if problem:
+        problems.append("npu-smi: %s" % problem)
         return None, None
-    rc, out, err = module.run_command([path, "info"], environ_update=C_LOCALE)
+    rc, out, err = run_tool(module, [path, "info"])
     if rc != 0:
         problems.append("npu-smi: %s info failed (rc %d): %s" % (path, rc, _text(err, out)))
         return None, None
@@ -217,20 +197,19 @@ def read_npus(module, problems):
 
 def read_containers(module, problems, now):
     """compose project -> containers (one `docker ps` + one `docker inspect`), and docker ids."""
-    docker = module.get_bin_path(module.params["docker_executable"], required=False)
+    docker = find_tool(module, module.params["docker_executable"])
     if not docker:
         problems.append("docker: %s not found; install Docker Engine (npu_verify checks it)"
                         % module.params["docker_executable"])
         return {}
-    rc, out, err = module.run_command([docker, "ps", "--all", "--quiet", "--no-trunc",
-                                       "--filter", "label=" + PROJECT_LABEL])
+    rc, out, err = run_tool(module, [docker, "ps", "--all", "--quiet", "--no-trunc", "--filter", "label=" + PROJECT_LABEL])
     if rc != 0:
         problems.append("docker: %s" % _text(err, out))
         return {}
     ids = out.split()
     if not ids:
         return {}
-    rc, out, err = module.run_command([docker, "inspect", "--type", "container"] + ids)
+    rc, out, err = run_tool(module, [docker, "inspect", "--type", "container"] + ids)
     if rc != 0 and not out.strip():
         problems.append("docker inspect: %s" % _text(err, out))
         return {}
@@ -305,10 +284,10 @@ def main():
             deployments=dict(type="list", elements="dict", default=[]),
             project_root=dict(type="path", default="/opt/ascendfleet"),
             cache_dir=dict(type="path", default="/var/lib/ascendfleet/modelscope"),
-            ledger_path=dict(type="path", default="/var/lib/ascendfleet/npu-assignments.json"),
+            ledger_path=dict(type="path", default=DEFAULT_LEDGER),
             api_key=dict(type="str", default="", no_log=True),
             timeout=dict(type="int", default=5),
-            npu_smi_executable=dict(type="str", default="npu-smi"),
+            executable=dict(type="str", default="npu-smi"),
             docker_executable=dict(type="str", default="docker"),
             idle_threshold_pct=dict(type="float", default=15.0),
             proc_root=dict(type="path", default="/proc"),
@@ -336,12 +315,8 @@ def main():
     chips = []
     if info is not None:
         raw = [chip.to_dict(p["idle_threshold_pct"]) for chip in info.chips]
-        owners = {}
-        for chip in raw:
-            for proc in chip.get("processes") or []:
-                cid = container_id(proc["pid"], p["proc_root"])
-                owners[proc["pid"]] = by_container.get(cid) if cid else None
-        chips = chip_rows(raw, ledger, owners)
+        cids = pid_containers([proc["pid"] for chip in raw for proc in chip.get("processes") or []], p["proc_root"])
+        chips = chip_rows(raw, ledger, dict((pid, by_container.get(cid)) for pid, cid in cids.items()))
 
     wanted = []
     for dep in p["deployments"]:

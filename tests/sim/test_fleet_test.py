@@ -170,8 +170,8 @@ def test_example_with_a_vaulted_api_key_converges_is_idempotent_answers_and_roll
     (("group_vars/ascend_servers/deployments.yml", "    port: 8001\n", "    port: 8000\n"),
      "npu-b01: deployment qwen-small: port: 8000 is also the port of deployment qwen"),
     # The A3 image forced onto the 910B group.
-    (("group_vars/npu_910b/deployments.yml", "vllm_compose_deployment_defaults:\n",
-      "vllm_compose_image_variant: \"-a3\"\nvllm_compose_deployment_defaults:\n"),
+    (("group_vars/npu_910b/deployments.yml", "ascendfleet_deployment_defaults:\n",
+      "ascendfleet_image_variant: \"-a3\"\nascendfleet_deployment_defaults:\n"),
      "is the A3 image variant but the host's chips are 910B"),
 ], ids=["port-collision", "image-for-the-wrong-chip"])
 def test_a_broken_change_fails_with_the_collections_message(tmp_path, sim_fleet, change, message):

@@ -1,34 +1,34 @@
-"""playbooks/status.yml falls back to the vllm_compose role's defaults for inventories that
-leave them unset (it reads them without running the role); keep the two in step."""
+"""playbooks/status.yml runs two entry points of the vllm_compose role (so the role's defaults
+and the shared ascendfleet_* inputs apply as in a deployment); both only read, and the only
+writes are the reports on the control node (fleet_report, never a change)."""
 import pathlib
-import re
 
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-ROLE_DEFAULTS = ROOT / "roles" / "vllm_compose" / "defaults" / "main.yml"
 PLAYBOOK = ROOT / "playbooks" / "status.yml"
+TASKS = ROOT / "roles" / "vllm_compose" / "tasks"
 
 
-def test_status_fallbacks_equal_the_role_defaults():
-    defaults = yaml.safe_load(ROLE_DEFAULTS.read_text())
-    text = PLAYBOOK.read_text()
-    fallbacks = dict(re.findall(r"(vllm_compose_[a-z_]+) \| default\('([^']*)'\)", text))
-    assert set(fallbacks) >= {"vllm_compose_image_repository", "vllm_compose_image_version", "vllm_compose_image_os",
-                              "vllm_compose_image_variant", "vllm_compose_image", "vllm_compose_image_digest",
-                              "vllm_compose_image_mirror", "vllm_compose_image_source", "vllm_compose_project_root",
-                              "vllm_compose_api_key", "vllm_compose_report_dir"}
-    for name, value in sorted(fallbacks.items()):
-        assert str(defaults[name]) == value, "%s: status.yml falls back to %r, the role's default is %r" % (
-            name, value, defaults[name])
+def modules(tasks):
+    return [next(k for k in task if "." in k) for task in tasks]
 
 
-def test_status_plays_are_read_only():
+def test_status_plays_are_role_entry_points():
     plays = yaml.safe_load(PLAYBOOK.read_text())
-    modules = [next(k for k in task if "." in k) for play in plays for task in play["tasks"]]
-    assert modules == ["ascendfleet.llm.vllm_status", "ansible.builtin.set_fact", "ansible.builtin.set_fact",
-                       "ansible.builtin.debug", "ansible.builtin.file", "ansible.builtin.copy"]
-    # The only writes are the reports on the control node, and they never report a change.
-    assert plays[1]["hosts"] == "localhost"
-    for task in plays[1]["tasks"][2:]:
-        assert task["changed_when"] is False and task["check_mode"] is False
+    assert [play["hosts"] for play in plays] == ["ascend_servers", "localhost"]
+    entry = [play["tasks"][0]["ansible.builtin.include_role"] for play in plays]
+    assert entry == [{"name": "ascendfleet.llm.vllm_compose", "tasks_from": "status"},
+                     {"name": "ascendfleet.llm.vllm_compose", "tasks_from": "status_report"}]
+    assert all(len(play["tasks"]) == 1 for play in plays)
+
+
+def test_status_entry_points_are_read_only():
+    read = yaml.safe_load((TASKS / "status.yml").read_text())
+    assert modules(read) == ["ascendfleet.llm.vllm_status", "ansible.builtin.set_fact"]
+    assert read[0]["check_mode"] is False
+    report = yaml.safe_load((TASKS / "status_report.yml").read_text())
+    # the reports go through the collection's one writer (on the control node, in check mode too,
+    # never a change: tests/unit/plugins/action/test_fleet_report.py)
+    assert modules(report) == ["ansible.builtin.set_fact", "ansible.builtin.debug", "ascendfleet.llm.fleet_report"]
+    assert sorted(report[2]["ascendfleet.llm.fleet_report"]["files"]) == ["status.html", "status.json", "status.md"]

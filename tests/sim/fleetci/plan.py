@@ -28,18 +28,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SIM = os.path.dirname(HERE)
 
 # The collection's input names the plan reads or sets, each in this one place.
-DEPLOYMENTS_VAR = "vllm_compose_deployments"
-DEPLOYMENT_DEFAULTS_VAR = "vllm_compose_deployment_defaults"
-IMAGE_VERSION_VAR = "vllm_compose_image_version"
-IMAGE_OS_VAR = "vllm_compose_image_os"
+DEPLOYMENTS_VAR = "ascendfleet_deployments"
+DEPLOYMENT_DEFAULTS_VAR = "ascendfleet_deployment_defaults"
+IMAGE_VERSION_VAR = "ascendfleet_image_version"
+IMAGE_OS_VAR = "ascendfleet_image_os"
 API_KEY_VAR = "vllm_compose_api_key"
 # The stood-in services' addresses (overlay.yml): name -> value template.
 SERVICE_VARS = (
     ("model_prefetch_endpoint", "http://{hub}:8080"),
     ("model_prefetch_wheelhouse", "{cache}/wheelhouse"),
-    ("vllm_compose_image_source", "archive"),
+    ("ascendfleet_image_source", "archive"),
     ("vllm_compose_image_archive_dir", "{cache}/images"),
-    ("vllm_compose_report_dir", "{work}/reports"),
+    ("ascendfleet_report_dir", "{work}/reports"),
 )
 # The group every product playbook targets.
 FLEET_GROUP = "ascend_servers"

@@ -137,23 +137,17 @@ def test_snapshot_sees_written_created_and_removed_files(tmp_path):
 
 
 def test_bench_deployments_take_the_sim_inventorys_first(tmp_path):
-    legacy = tmp_path / "legacy.yml"
-    legacy.write_text("vllm_compose_deployments:\n  - {name: qwen, model: Qwen/Qwen3.5-27B, port: 8000}\n")
-    shared = tmp_path / "shared.yml"
-    shared.write_text("ascendfleet_deployments:\n  - {name: big, model: Qwen/Qwen3.5-27B, port: 8000}\n")
-    assert [d["name"] for d in bench.bench_deployments(1, str(legacy))] == ["qwen"]
-    assert [d["name"] for d in bench.bench_deployments(2, str(shared))] == ["big", "chat"]
-    two = bench.bench_deployments(2, str(legacy))
+    one = tmp_path / "one.yml"
+    one.write_text("ascendfleet_deployments:\n  - {name: qwen, model: Qwen/Qwen3.5-27B, port: 8000}\n")
+    other = tmp_path / "other.yml"
+    other.write_text("ascendfleet_deployments:\n  - {name: big, model: Qwen/Qwen3.5-27B, port: 8000}\n  - {name: x, model: A/B, port: 9}\n")
+    assert [d["name"] for d in bench.bench_deployments(1, str(one))] == ["qwen"]
+    assert [d["name"] for d in bench.bench_deployments(2, str(other))] == ["big", "chat"]
+    two = bench.bench_deployments(2, str(one))
     assert two[1] == {"name": "chat", "preset": "qwen3-8b", "model": "Qwen/Qwen3-8B", "revision": "master", "port": 8001}
     with pytest.raises(ValueError, match="3 deployments per host asked"):
-        bench.bench_deployments(3, str(legacy))
+        bench.bench_deployments(3, str(one))
     # The real sim inventory: its deployment and the second one on another port.
     real = bench.bench_deployments(2)
     assert real[0]["port"] != real[1]["port"]
 
-
-def test_shared_name_follows_the_roles_defaults():
-    # vllm_compose's defaults read one of the two names of its deployments.
-    assert bench.shared_name("ascendfleet_deployments", "vllm_compose_deployments") in (
-        "ascendfleet_deployments", "vllm_compose_deployments")
-    assert bench.shared_name("ascendfleet_no_such_input_xyz", "legacy_name") == "legacy_name"

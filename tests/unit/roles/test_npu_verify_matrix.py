@@ -1,13 +1,12 @@
-"""The driver matrix npu_verify ships (roles/npu_verify/defaults/main.yml) is the one of issue 5.
+"""The supported releases the collection ships (plugins/module_utils/_facts.py, npu_verify's default
+driver matrix) are those of vllm-ascend's release notes:
 
-Issue 5: vllm-ascend >= v0.23.0 (CANN 9.1) -> driver >= 25.2; v0.13.0 ... v0.23.0rc1 (CANN 8.5/9.0)
+vllm-ascend >= v0.23.0 (CANN 9.1) -> driver >= 25.2; v0.13.0 ... v0.23.0rc1 (CANN 8.5/9.0)
 -> >= 25.0; v0.9.1 ... v0.11.x (CANN 8.2) -> >= 24.1.rc2. The expectations below are that text.
 """
-import pathlib
-
 import pytest
-import yaml
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import fleet_fact
 from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import (
     VersionError,
     cann_driver_requirement,
@@ -15,8 +14,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions i
     driver_requirement,
 )
 
-ROLE = pathlib.Path(__file__).resolve().parents[3] / "roles" / "npu_verify"
-MATRIX = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())["npu_verify_driver_matrix"]
+MATRIX = fleet_fact("releases")
 
 
 @pytest.mark.parametrize("release, cann, driver_min", [

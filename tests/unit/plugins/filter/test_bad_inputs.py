@@ -16,6 +16,14 @@ IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.17.0rc1", "o
          "image": "", "digest": "", "mirror": ""}
 GOOD = {"name": "qwen", "preset": "qwen3.5-27b", "model": "Qwen/Qwen3.5-27B"}
 
+
+def shared(fact, value, *roles):
+    """The variables of a host whose inventory sets ascendfleet_<fact> and leaves the role variables to it."""
+    values = {"ascendfleet_" + fact: value}
+    values.update(("%s_%s" % (role, fact), value) for role in roles)
+    return values
+
+
 # (id, role/play variables, variable named in the message, a piece of the fix)
 VARIABLES = [
     ("serial-word", {"vllm_compose_serial": "half"}, "vllm_compose_serial", "'25%'"),
@@ -58,6 +66,20 @@ VARIABLES = [
     ("verify-cache-relative", {"npu_verify_cache_dir": "./cache"}, "npu_verify_cache_dir", "absolute path"),
     ("verify-docker-version", {"npu_verify_docker_min_version": "new"}, "npu_verify_docker_min_version", "version"),
     ("verify-sizes-list", {"npu_verify_model_sizes_gb": [54]}, "npu_verify_model_sizes_gb", "YAML mapping"),
+    # A shared inventory input as the roles see it: each role variable holds the value of its
+    # ascendfleet_ input, and the message names the input the user set.
+    ("shared-cache-dir", shared("cache_dir", "cache", "npu_verify", "model_prefetch", "vllm_compose"),
+     "ascendfleet_cache_dir", "absolute path"),
+    ("shared-digest", shared("image_digest", "abc", "npu_verify", "vllm_compose"), "ascendfleet_image_digest", "sha256:<64"),
+    ("shared-version", shared("image_version", "latest", "npu_verify", "vllm_compose"), "ascendfleet_image_version", "v0.18.0rc1"),
+    ("shared-deployments", shared("deployments", {"name": "qwen"}, "vllm_compose"), "ascendfleet_deployments", "YAML list"),
+    # A shared input alone, as the control node's first play sees a host's vars (no role defaults).
+    ("shared-digest-alone", {"ascendfleet_image_digest": "abc"}, "ascendfleet_image_digest", "sha256:<64"),
+    ("shared-cache-dir-alone", {"ascendfleet_cache_dir": "cache"}, "ascendfleet_cache_dir", "absolute path"),
+    ("shared-source-alone", {"ascendfleet_image_source": "registry"}, "ascendfleet_image_source", "'pull'"),
+    ("shared-deployments-alone", {"ascendfleet_deployments": "qwen"}, "ascendfleet_deployments", "YAML list"),
+    # A role's own variable that reads a shared input is checked by the shared rule too.
+    ("verify-digest", {"npu_verify_image_digest": "abc"}, "npu_verify_image_digest", "sha256:<64"),
 ]
 
 # (id, deployments, defaults/image overrides, variable named in the message, a piece of the fix)
@@ -76,7 +98,7 @@ DEPLOYMENTS = [
     ("tool-parser", [dict(GOOD, tool_call_parser="qwen3-coder")], {}, "tool_call_parser", "did you mean qwen3_coder"),
     ("extra-flag-typo", [dict(GOOD, extra_args=["--max-num-seq", "8"])], {}, "extra_args[0]", "did you mean --max-num-seqs"),
     ("extra-flag-later", [dict(GOOD, extra_args=["--distributed-timeout-seconds", "60"])], {}, "extra_args[0]",
-     "vllm_compose_image_version"),
+     "ascendfleet_image_version"),
     ("extra-flag-one-item", [dict(GOOD, extra_args=["--max-num-seqs 8"])], {}, "extra_args[0]", "two items"),
     ("cudagraph-mode", [dict(GOOD, compilation_config={"cudagraph_mode": "FULL_DECODE"})], {},
      "compilation_config.cudagraph_mode", "FULL_DECODE_ONLY"),
@@ -126,6 +148,26 @@ def test_good_play_knobs_pass():
     for serial in (1, "2", "25%", "100%", [1, "50%"]):
         assert input_errors({"vllm_compose_serial": serial}, HOST) == [], serial
     assert input_errors({"vllm_compose_max_fail_percentage": "0", "vllm_compose_image_digest": ""}, HOST) == []
+
+
+def test_a_shared_input_is_named_once_and_a_role_override_by_its_own_name():
+    messages = input_errors(shared("cache_dir", "cache", "npu_verify", "model_prefetch", "vllm_compose"), HOST)
+    assert len(messages) == 1 and ": ascendfleet_cache_dir: " in messages[0], messages
+    # The role variable set apart from the shared input is what to fix.
+    values = dict(shared("cache_dir", "/srv/cache", "npu_verify", "vllm_compose"), model_prefetch_cache_dir="cache")
+    messages = input_errors(values, HOST)
+    assert len(messages) == 1 and ": model_prefetch_cache_dir: " in messages[0], messages
+
+
+def test_a_role_alone_checks_its_variables_that_read_a_shared_input():
+    """npu_verify's own pre-flight (roles=[npu_verify]) knows the digest rule without vllm_compose's spec."""
+    messages = input_errors(shared("image_digest", "abc", "npu_verify"), HOST, roles=["npu_verify"])
+    assert len(messages) == 1 and ": ascendfleet_image_digest: 'abc' is not an image digest" in messages[0], messages
+
+
+def test_every_shared_rule_is_an_input_a_role_reads():
+    from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import SHARED_RULES, shared_inputs
+    assert set(SHARED_RULES) <= set(shared_inputs(role_options()).values())
 
 
 def test_every_rule_names_a_spec_variable_or_a_play_knob():

@@ -304,28 +304,6 @@ CASES = [
     ),
 ]
 
-MAPPING_CASES = [
-    # (fixture, rows as (npu_id, chip_id, logic_id, name))
-    ("310-20.2.0-atlas800-3000-info-m-mapping-doc.txt",
-     [(215, 0, 0, "MiniD"), (215, 1, 1, "MiniD"), (215, 2, 2, "MiniD"), (215, 3, 3, "MiniD")]),
-    ("310-21.0.4-atlas800-3000-info-m-mapping-with-mcu-doc.txt",
-     [(6, 0, 0, "MiniD"), (6, 1, 1, "MiniD"), (6, 2, 2, "MiniD"), (6, 3, 3, "MiniD"),
-      (6, 4, N, "Mcu")]),
-    ("310P3-duo-unknown-info-m-mapping-4cards-8chips-gpustack-fixture.txt",
-     [(1, 0, 0, "Ascend xxx"), (1, 1, 1, "Ascend xxx"), (1, 2, N, "Mcu"),
-      (2, 0, 2, "Ascend xxx"), (2, 1, 3, "Ascend xxx"), (2, 2, N, "Mcu"),
-      (4, 0, 4, "Ascend xxx"), (4, 1, 5, "Ascend xxx"), (4, 2, N, "Mcu"),
-      (5, 0, 6, "Ascend xxx"), (5, 1, 7, "Ascend xxx"), (5, 2, N, "Mcu")]),
-    ("910A-22.0.3.1-info-m-mapping-doc.txt",
-     [(i, 0, i, "Ascend 910A") for i in range(8)]),
-    ("910A-23.0.x-info-m-mapping-tab-indented.txt",
-     [(i, 0, i, "Ascend 910A") for i in range(8)]),
-    ("910A-24.1.RC2-info-m-mapping-doc.txt",
-     [(i, 0, i, "Ascend 910A") for i in range(8)]),
-    ("910B4-25.0.rc1.1-info-m-mapping-8cards-with-mcu.txt",
-     [row for i in range(8) for row in ((i, 0, i, "Ascend 910B4"), (i, 1, N, "Mcu"))]),
-]
-
 VERSION_CASES = [
     # (fixture, version, package_version, Innerversion or firmware_version)
     ("driver-version.info-23.0.7-910A.txt", "23.0.7", "23.0.7",

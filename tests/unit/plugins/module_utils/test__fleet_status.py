@@ -93,7 +93,7 @@ def test_unhealthy_chip_problems_plan_errors_orphans_and_full_kv_cache():
     assert [d["name"] for d in host["deployments"]] == ["qwen", "old-test"]
     assert host["deployments"][0]["reasons"] == ["KV cache 97% full (requests will queue; add cards or replicas)"]
     assert host["deployments"][1]["reasons"][0] == (
-        "runs but is not a present deployment in vllm_compose_deployments: an orphan holding port 8000 and card(s) 4, 5 "
+        "runs but is not a present deployment in ascendfleet_deployments: an orphan holding port 8000 and card(s) 4, 5 "
         "(remove it with {name: old-test, state: absent} and playbooks/undeploy.yml, or add it)")
 
 

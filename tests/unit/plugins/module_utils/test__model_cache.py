@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _model_cache as mc
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
 
 ROOT = pathlib.Path(__file__).resolve().parents[4]
@@ -68,7 +69,7 @@ def assert_matches_hub(mdir, files):
     on_disk = sorted(p.name for p in pathlib.Path(mdir).iterdir() if p.name != ".ascendfleet")
     assert on_disk == sorted(files)
     for path, meta in files.items():
-        assert ms.sha256_file(os.path.join(mdir, path)) == meta["sha256"], path
+        assert facts.sha256_file(os.path.join(mdir, path)) == meta["sha256"], path
 
 
 def test_download_then_noop_then_revision_change(hub, cli, tmp_path):
@@ -80,7 +81,7 @@ def test_download_then_noop_then_revision_change(hub, cli, tmp_path):
     assert hub.stats()["bytes_total"] == size
     marker = json.loads(pathlib.Path(result["model_dir"], ".ascendfleet", "complete").read_text())
     manifest = pathlib.Path(result["model_dir"], ".ascendfleet", "manifest.json").read_bytes()
-    assert marker == {"model": MODEL, "revision": "v1.0", "manifest_sha256": ms.sha256_bytes(manifest)}
+    assert marker == {"model": MODEL, "revision": "v1.0", "manifest_sha256": facts.sha256_bytes(manifest)}
 
     hub.reset()
     again = mc.fetch(params(hub, cli, tmp_path), "node-1", env())
@@ -187,7 +188,7 @@ def test_quick_inspection_reads_no_model_bytes(hub, cli, tmp_path, monkeypatch):
     def no_reads(path, *args):
         raise AssertionError("read %s on the fast path" % path)
 
-    monkeypatch.setattr(mc, "sha256_file", no_reads)
+    monkeypatch.setattr(facts, "sha256_file", no_reads)
     state = mc.ModelCache(str(tmp_path), MODEL, "v1.0").inspect("quick")
     assert state["complete"] and state["reasons"] == []
     with pytest.raises(AssertionError, match="on the fast path"):

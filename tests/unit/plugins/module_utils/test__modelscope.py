@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
 
 SHA_A = "a" * 64
@@ -80,7 +81,7 @@ def test_unknown_revision_is_an_empty_list(files):
 
 @pytest.mark.parametrize("path", ["../evil", "/etc/passwd", "a/../../b", ".ascendfleet/complete", "a//b"])
 def test_unsafe_paths_are_refused(path):
-    with pytest.raises(ms.ModelPrefetchError, match="unsafe file path"):
+    with pytest.raises(facts.ModelCacheError, match="unsafe file path"):
         ms.parse_file_list(hub_body([entry(path, 1)]), "Qwen/X", "v1")
 
 
@@ -160,8 +161,8 @@ FILES = [{"path": "model.safetensors", "size": 10, "sha256": SHA_B},
 
 def complete_state():
     manifest = ms.build_manifest("Qwen/X", "v1.0", COMMIT, FILES, "http://hub")
-    raw = ms.dumps_manifest(manifest)
-    marker = json.dumps(ms.build_marker("Qwen/X", "v1.0", raw)).encode()
+    raw = facts.dumps_manifest(manifest)
+    marker = json.dumps(facts.build_marker("Qwen/X", "v1.0", raw)).encode()
     return manifest, raw, marker
 
 
@@ -170,13 +171,13 @@ def test_manifest_is_sorted_and_marker_hashes_it():
     assert [f["path"] for f in manifest["files"]] == ["config.json", "model.safetensors"]
     assert manifest["total_bytes"] == 15
     assert json.loads(marker) == {"model": "Qwen/X", "revision": "v1.0",
-                                  "manifest_sha256": ms.sha256_bytes(raw)}
-    assert ms.parse_manifest(raw) == manifest
+                                  "manifest_sha256": facts.sha256_bytes(raw)}
+    assert facts.parse_manifest(raw) == manifest
 
 
 def test_check_marker_complete():
     raw, marker = complete_state()[1:]
-    assert ms.check_marker(marker, raw, "Qwen/X", "v1.0", {"config.json": 5, "model.safetensors": 10}) == []
+    assert facts.check_marker(marker, raw, "Qwen/X", "v1.0", {"config.json": 5, "model.safetensors": 10}) == []
 
 
 @pytest.mark.parametrize("change,reason", [
@@ -196,8 +197,8 @@ def test_check_marker_incomplete(change, reason):
     args = {"marker": marker, "manifest": raw, "model": "Qwen/X", "revision": "v1.0",
             "sizes": {"config.json": 5, "model.safetensors": 10}, "include": []}
     args.update(change)
-    reasons = ms.check_marker(args["marker"], args["manifest"], args["model"], args["revision"],
-                              args["sizes"], args["include"])
+    reasons = facts.check_marker(args["marker"], args["manifest"], args["model"], args["revision"],
+                                 args["sizes"], args["include"])
     assert reasons == [reason]
 
 
@@ -212,26 +213,10 @@ def test_diff_files_for_a_revision_change():
 
 def test_verify_entries():
     observed = {"config.json": (5, SHA_A), "model.safetensors": (10, SHA_A)}
-    assert ms.verify_entries(FILES, observed) == [
+    assert facts.verify_entries(FILES, observed) == [
         ("model.safetensors", "sha256 %s, expected %s" % (SHA_A, SHA_B))]
-    assert ms.verify_entries(FILES, {"config.json": (4, None)}) == [
+    assert facts.verify_entries(FILES, {"config.json": (4, None)}) == [
         ("model.safetensors", "missing"), ("config.json", "size 4, expected 5")]
-
-
-# -- models from deployments -------------------------------------------------------------
-def test_models_from_deployments():
-    deployments = [
-        {"name": "qwen-a", "model": "Qwen/Qwen3.5-27B", "revision": "v1.0", "preset": "x"},
-        {"name": "qwen-b", "model": "Qwen/Qwen3.5-27B", "revision": "v1.0", "state": "present"},
-        {"name": "small", "model": "Qwen/Qwen3-0.6B"},
-        {"name": "old", "model": "Qwen/Old", "state": "absent"},
-    ]
-    assert ms.models_from_deployments(deployments) == [
-        {"model": "Qwen/Qwen3.5-27B", "revision": "v1.0", "include": [], "exclude": []},
-        {"model": "Qwen/Qwen3-0.6B", "revision": "master", "include": [], "exclude": []},
-    ]
-    with pytest.raises(ms.ModelPrefetchError, match=r"entry 0 \(\{'name': 'x'\}\) has no 'model'"):
-        ms.models_from_deployments([{"name": "x"}])
 
 
 # -- lock --------------------------------------------------------------------------------

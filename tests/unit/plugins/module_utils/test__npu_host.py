@@ -13,7 +13,6 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     disk_facts,
     existing_ancestor,
     image_probe_script,
-    model_marker,
     mount_point,
     parse_compose_version,
     parse_docker_version,
@@ -24,7 +23,6 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     path_facts,
     split_marked_files,
     toolkit_version_from_files,
-    version_tuple,
 )
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "npu_host"
@@ -156,17 +154,6 @@ def test_compose_plugin_missing_is_not_a_version():
         parse_compose_version(text)
 
 
-@pytest.mark.parametrize("text, expected", [("20.10.24+dfsg1", (20, 10, 24)), ("v2.40.3", (2, 40, 3)),
-                                            ("3.8.10", (3, 8, 10)), ("27.0.1-rc.1", (27, 0, 1))])
-def test_version_tuple(text, expected):
-    assert version_tuple(text) == expected
-
-
-def test_version_tuple_garbage():
-    with pytest.raises(HostFactsError):
-        version_tuple("unknown")
-
-
 def test_hccn_link():
     assert parse_hccn_link(fixture("hccn_tool-link-g-up-doc.txt")) == "UP"
     assert parse_hccn_link(fixture("hccn_tool-link-g-down-gpustack-test.txt")) == "DOWN"
@@ -216,16 +203,3 @@ def test_mount_point_and_ancestor():
     assert mount_point("/") == "/"
     assert mount_point("/proc/self") == "/proc"
     assert existing_ancestor("/proc/no/such/dir") == "/proc"
-
-
-def test_model_marker(tmp_path):
-    marker = tmp_path / "models" / "Qwen" / "Qwen3.5-27B" / ".ascendfleet" / "complete"
-    assert model_marker(str(tmp_path), "Qwen/Qwen3.5-27B", "master")["complete"] is False
-    marker.parent.mkdir(parents=True)
-    marker.write_text(json.dumps({"model": "Qwen/Qwen3.5-27B", "revision": "master", "manifest_sha256": "ab"}))
-    result = model_marker(str(tmp_path), "Qwen/Qwen3.5-27B", "master")
-    assert result == {"model": "Qwen/Qwen3.5-27B", "revision": "master", "marker": str(marker), "complete": True}
-    # another revision is not complete; a marker that is not JSON is not complete
-    assert model_marker(str(tmp_path), "Qwen/Qwen3.5-27B", "v1.1")["complete"] is False
-    marker.write_text("complete")
-    assert model_marker(str(tmp_path), "Qwen/Qwen3.5-27B", "master")["complete"] is False

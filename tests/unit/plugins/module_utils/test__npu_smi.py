@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _npu_smi as npu_smi
 
-from .npu_smi_cases import CASES, INSTALL_CASES, MAPPING_CASES, VERSION_CASES
+from .npu_smi_cases import CASES, INSTALL_CASES, VERSION_CASES
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "npu_smi")
 SEED = "910B2-25.2.1-8cards-4busy-vllm-tp-from-seed.txt"
@@ -39,7 +39,7 @@ def test_every_info_sample_has_a_case():
     assert tables == set(c["fixture"] for c in CASES)
     for name in os.listdir(FIXTURES):
         if name.endswith(".txt") and name not in tables:
-            assert name in ([m[0] for m in MAPPING_CASES] + [v[0] for v in VERSION_CASES]
+            assert name in ([v[0] for v in VERSION_CASES]
                             + [i[0] for i in INSTALL_CASES]), name
 
 
@@ -224,19 +224,6 @@ def test_missing_value_is_reported():
     with pytest.raises(npu_smi.NpuSmiParseError) as err:
         npu_smi.parse_info(text)
     assert "expected 3 values" in str(err.value)
-
-
-@pytest.mark.parametrize("fixture, rows", MAPPING_CASES, ids=[m[0][:-4] for m in MAPPING_CASES])
-def test_parse_mapping(fixture, rows):
-    got = npu_smi.parse_mapping(read(fixture))
-    assert [(r.npu_id, r.chip_id, r.logic_id, r.name) for r in got] == rows
-    assert [r.is_mcu for r in got] == [name == "Mcu" for dummy, dummy2, dummy3, name in rows]
-
-
-@pytest.mark.parametrize("text", ["", "garbage", "NPU ID  Chip ID\n0 0 x y\n"])
-def test_parse_mapping_rejects(text):
-    with pytest.raises(npu_smi.NpuSmiParseError):
-        npu_smi.parse_mapping(text)
 
 
 @pytest.mark.parametrize("fixture, version, package, extra", VERSION_CASES,

@@ -119,7 +119,7 @@ def test_a_flag_of_a_later_release_names_the_release_it_needs():
     first = cli.first_release_with("flags", flag)
     errors = cli.check({"extra_args": [flag]}, "v0.17.0rc1", msg)
     assert errors == ["extra_args[0]: %s is not a flag of image v0.17.0rc1 (vLLM 0.17.0); vllm serve knows it from %s on. "
-                      "Fix: use an image of %s or later (vllm_compose_image_version), or drop the flag" % (flag, first, first)]
+                      "Fix: use an image of %s or later (ascendfleet_image_version), or drop the flag" % (flag, first, first)]
 
 
 def test_a_parser_of_a_later_release_says_so():

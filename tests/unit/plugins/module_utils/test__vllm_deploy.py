@@ -189,36 +189,14 @@ def test_image_variant_against_chip_family():
     msg = only_error(run([SEED_DEP], image=dict(IMAGE, variant="-a3")))
     assert msg == ("h1: deployment qwen: image: quay.io/ascend/vllm-ascend:v0.17.0rc1-a3-openeuler is the A3 image variant "
                    "but the host's chips are 910B. Fix: use the 910B variant (tag suffix '') or leave "
-                   "vllm_compose_image_variant unset to choose it from the chips")
+                   "ascendfleet_image_variant unset to choose it from the chips")
     msg = only_error(run([dict(SEED_DEP, image="quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler")], family="A3"))
     assert "is the 910B image variant but the host's chips are A3" in msg and "tag suffix '-a3'" in msg
 
 
-@pytest.mark.parametrize("family, os_flavour, expected", [
-    ("910B", "openeuler", "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"),
-    ("910B", "ubuntu", "quay.io/ascend/vllm-ascend:v0.17.0rc1"),
-    ("A3", "openeuler", "quay.io/ascend/vllm-ascend:v0.17.0rc1-a3-openeuler"),
-    ("A3", "ubuntu", "quay.io/ascend/vllm-ascend:v0.17.0rc1-a3"),
-    ("310P", "openeuler", "quay.io/ascend/vllm-ascend:v0.17.0rc1-310p-openeuler"),
-])
-def test_image_names(family, os_flavour, expected):
-    assert vd.image_ref("quay.io/ascend/vllm-ascend", "v0.17.0rc1", family, os_flavour) == expected
-
-
-def test_image_override_and_digest():
-    digest = "sha256:" + "a" * 64
-    assert vd.image_ref("r", "v1", "910B", image="mirror.local/vllm:custom") == "mirror.local/vllm:custom"
-    assert vd.image_ref("quay.io/ascend/vllm-ascend", "v0.17.0rc1", "910B", digest=digest) == \
-        "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler@" + digest
-    with pytest.raises(vd.DeployError, match="not sha256:<64 hex digits>"):
-        vd.image_ref("r", "v1", "910B", digest="sha256:abc")
-    with pytest.raises(vd.DeployError, match="no vllm-ascend image variant for chip family '910A'"):
-        vd.image_ref("r", "v1", "910A")
-
-
 def test_unknown_family_is_an_error_naming_the_fix():
     msg = only_error(run([SEED_DEP], family="910A"))
-    assert "vllm_compose_image_variant: no vllm-ascend image variant for chip family '910A'" in msg
+    assert "ascendfleet_image_variant: no vllm-ascend image variant for chip family '910A'" in msg
 
 
 def test_deployment_image_version_overrides_role_version():
@@ -230,8 +208,9 @@ def test_model_not_prefetched():
     info = {"prefetched": False, "reason": "no completion marker /c/models/Qwen/Qwen3.5-27B/.ascendfleet/complete"}
     msg = only_error(run([SEED_DEP], models={QWEN: info}))
     assert msg == ("h1: deployment qwen: model: Qwen/Qwen3.5-27B (revision master) is not prefetched: no completion marker "
-                   "/c/models/Qwen/Qwen3.5-27B/.ascendfleet/complete. Fix: run the model_prefetch role "
-                   "(playbooks/prefetch.yml) for this host first")
+                   "/c/models/Qwen/Qwen3.5-27B/.ascendfleet/complete. Fix: fetch the missing files again: run "
+                   "playbooks/prefetch.yml (or deploy-qwen.yml --tags prefetch) for this host; nothing was changed, a "
+                   "running container is left as it is")
     assert "is not prefetched: no completion marker" in only_error(run([SEED_DEP], models={}))
 
 
@@ -306,9 +285,9 @@ def test_model_state_prefetched(tmp_path):
 
 @pytest.mark.parametrize("kwargs, revision, reason", [
     ({"marker": False}, "master", "no completion marker"),
-    ({}, "v2", "is for revision master, not v2"),
-    ({"manifest_ok": False}, "master", "changed since the marker was written"),
-    ({"marker_model": "Qwen/Other"}, "master", "is for 'Qwen/Other', not Qwen/Qwen3.5-27B"),
+    ({}, "v2", "marker is for revision 'master', 'v2' requested"),
+    ({"manifest_ok": False}, "master", "manifest does not match the marker's manifest_sha256"),
+    ({"marker_model": "Qwen/Other"}, "master", "marker is for model 'Qwen/Other'"),
 ])
 def test_model_state_not_prefetched(tmp_path, kwargs, revision, reason):
     write_model(str(tmp_path), **kwargs)
@@ -322,17 +301,42 @@ def test_mirror_prefix():
 
 
 def test_model_state_reads_what_model_prefetch_writes(tmp_path):
-    """The agreed marker interface (ROLES.md), end to end: model_prefetch's writer, our reader."""
+    """The marker layout of _facts, end to end: model_prefetch's writer, the one reader."""
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
     from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
 
     path = write_model(str(tmp_path), marker=False)
-    raw = ms.dumps_manifest(ms.build_manifest(QWEN, "master", "a" * 40, [], "hub"))
+    raw = facts.dumps_manifest(ms.build_manifest(QWEN, "master", "a" * 40, [], "hub"))
     with open(os.path.join(path, ".ascendfleet", "manifest.json"), "wb") as handle:
         handle.write(raw)
     with open(os.path.join(path, ".ascendfleet", "complete"), "w") as handle:
-        json.dump(ms.build_marker(QWEN, "master", raw), handle)
+        json.dump(facts.build_marker(QWEN, "master", raw), handle)
     assert vd.model_state(str(tmp_path), QWEN, "master")["prefetched"] is True
     assert vd.model_state(str(tmp_path), QWEN, "v1.0")["prefetched"] is False
+
+
+def test_a_shard_gone_since_the_prefetch_refuses_the_deployment(tmp_path):
+    """Issue 19 section 3: a weight shard deleted from a complete cache fails the one reader
+    (quick: every manifest file at its size), and the plan refuses naming the file and the fix."""
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
+
+    path = write_model(str(tmp_path), marker=False)
+    files = [{"path": name, "size": os.path.getsize(os.path.join(path, name)),
+              "sha256": hashlib.sha256(open(os.path.join(path, name), "rb").read()).hexdigest()}
+             for name in ("a.safetensors", "b.safetensors", "config.json")]
+    raw = facts.dumps_manifest(ms.build_manifest(QWEN, "master", "a" * 40, files, "hub"))
+    with open(os.path.join(path, ".ascendfleet", "manifest.json"), "wb") as handle:
+        handle.write(raw)
+    with open(os.path.join(path, ".ascendfleet", "complete"), "w") as handle:
+        json.dump(facts.build_marker(QWEN, "master", raw), handle)
+    assert vd.model_state(str(tmp_path), QWEN, "master")["prefetched"] is True
+    os.unlink(os.path.join(path, "b.safetensors"))
+    state = vd.model_state(str(tmp_path), QWEN, "master")
+    assert state["prefetched"] is False and state["reason"] == "b.safetensors is missing"
+    msg = only_error(run([SEED_DEP], models={QWEN: state}))
+    assert msg.startswith("h1: deployment qwen: model: Qwen/Qwen3.5-27B (revision master) is not prefetched: "
+                          "b.safetensors is missing. Fix: fetch the missing files again")
 
 
 @pytest.mark.parametrize("ref, registry", [
@@ -361,9 +365,9 @@ MIRROR_REF = "reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler"
 
 @pytest.mark.parametrize("message, cause, fix", [
     ("Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler not found: "
-     "manifest unknown: manifest unknown", "reg:5000 does not serve it (no such tag", "vllm_compose_image_version"),
+     "manifest unknown: manifest unknown", "reg:5000 does not serve it (no such tag", "ascendfleet_image_version"),
     ("Error response from daemon: manifest for reg:5000/quay.io/ascend/vllm-ascend@sha256:" + "0" * 64
-     + " not found: manifest unknown: manifest unknown", "no such digest", "vllm_compose_image_digest"),
+     + " not found: manifest unknown: manifest unknown", "no such digest", "ascendfleet_image_digest"),
     ('Error response from daemon: Head "https://reg:5000/v2/ascend-private/vllm-ascend/manifests/v1": '
      "no basic auth credentials", "reg:5000 refused the pull", "vllm_compose_image_registry_password"),
     ('Error response from daemon: Get "https://reg:5000/v2/": http: server gave HTTP response to HTTPS client',
@@ -371,7 +375,7 @@ MIRROR_REF = "reg:5000/quay.io/ascend/vllm-ascend:v0.99.0-openeuler"
     ('Error response from daemon: Get "https://reg:5000/v2/": x509: certificate signed by unknown authority',
      "not trusted", "/etc/docker/certs.d/reg:5000/ca.crt"),
     ('Error response from daemon: Get "https://reg:5000/v2/": dial tcp: lookup reg on 127.0.0.11:53: no such host',
-     "reg:5000 cannot be reached", "vllm_compose_image_mirror"),
+     "reg:5000 cannot be reached", "ascendfleet_image_mirror"),
     ('Error response from daemon: Get "https://reg:5000/v2/": dial tcp 172.19.0.3:5000: connect: connection refused',
      "reg:5000 cannot be reached", "registry is up"),
 ])
@@ -386,3 +390,45 @@ def test_pull_failure_unknown_message_is_kept():
     text = vd.pull_failure("quay.io/a/b:1", "Error response from daemon: something new")
     assert text == "pulling quay.io/a/b:1 from quay.io failed. Fix: see Docker's message: " \
         "Error response from daemon: something new"
+
+
+# --------------------------------------------------------------------------- presets per release
+
+MTP = '{"method":"qwen3_5_mtp","num_speculative_tokens":3,"enforce_eager":true}'
+
+
+@pytest.mark.parametrize("image, extra, expected", [
+    (IMAGE, {}, []),                                                        # v0.17.0rc1: the reference procedure
+    (dict(IMAGE, version="v0.18.0rc1"), {}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (dict(IMAGE, version="v0.23.0"), {}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (IMAGE, {"image_version": "v0.18.0"}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (IMAGE, {"image": "mirror:5000/vllm-ascend:v0.19.1rc1-openeuler"}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (dict(IMAGE, version="v0.18.0rc1-broken"), {}, ["--no-enable-prefix-caching", "--speculative-config", MTP]),
+    (dict(IMAGE, version="v0.18.0rc1"), {"enable_prefix_caching": True, "speculative_config": None}, ["--enable-prefix-caching"]),
+    (dict(IMAGE, image="site/vllm:latest"), {}, []),                        # no release in the tag: the preset as is
+], ids=["v0.17", "v0.18rc1", "v0.23", "deployment-version", "explicit-image", "build-suffix", "overridden", "no-release"])
+def test_the_qwen35_preset_follows_the_release_recipe(image, extra, expected):
+    dep = run([dict(SEED_DEP, **extra)], image=image)["deployments"][0]
+    cmd = vd.command(dep)
+    tail = [a for i, a in enumerate(cmd) if a in ("--no-enable-prefix-caching", "--enable-prefix-caching", "--speculative-config")
+            or (i and cmd[i - 1] == "--speculative-config")]
+    assert tail == expected
+    # The rest of the reference procedure's command line is the same on every release.
+    assert cmd[cmd.index("--max-model-len") + 1] == "133000" and "--async-scheduling" in cmd
+
+
+def test_preset_layers_in_release_order():
+    preset = {"a": 1, "since": [{"release": "v0.18.0rc1", "set": {"a": 2}}, {"release": "v0.20.2rc1", "set": {"a": 3}}]}
+    assert [l.get("a") for l in vd.preset_layers(preset, "v0.17.0rc1")] == [1]
+    assert [l.get("a") for l in vd.preset_layers(preset, "v0.19.1rc1")] == [1, 2]
+    assert [l.get("a") for l in vd.preset_layers(preset, "v0.21.0rc1")] == [1, 2, 3]
+    assert [l.get("a") for l in vd.preset_layers(preset, "latest")] == [1]
+
+
+@pytest.mark.parametrize("key, value, fix", [
+    ("enable_prefix_caching", "no", "true (--enable-prefix-caching)"),
+    ("speculative_config", "method:mtp", "speculative_config: {method: qwen3_5_mtp"),
+])
+def test_recipe_keys_are_checked(key, value, fix):
+    msg = only_error(run([dict(SEED_DEP, **{key: value})]))
+    assert msg.startswith("h1: deployment qwen: %s: " % key) and fix in msg

@@ -12,6 +12,7 @@ import pathlib
 
 import pytest
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_gate as gate
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import (
     container_problem,
     describe_holder,
@@ -320,16 +321,16 @@ def test_renamed_deployment_is_an_orphan_refused_on_its_port_and_cards():
     orphan = found["orphans"][0]
     assert (orphan["ports"], orphan["cards"], orphan["project_dir"]) == ([8000], [4, 5], True)
     assert orphan["summary"] == (
-        "qwen is not in vllm_compose_deployments but holds container qwen-vllm-ascend-1 (running), port 8000, cards 4, 5. "
-        "Fix: add {name: qwen, state: absent} to vllm_compose_deployments and run again: that removes the old "
+        "qwen is not in ascendfleet_deployments but holds container qwen-vllm-ascend-1 (running), port 8000, cards 4, 5. "
+        "Fix: add {name: qwen, state: absent} to ascendfleet_deployments and run again: that removes the old "
         "deployment's containers, project directory and cards")
     assert found["errors"] == [
         "sim-1: deployment qwen-new: port: 8000 is held by orphan deployment qwen (qwen-vllm-ascend-1, "
-        "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler), which vllm_compose_deployments no longer names. Fix: add "
-        "{name: qwen, state: absent} to vllm_compose_deployments and run again: that removes the old deployment's "
+        "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler), which ascendfleet_deployments no longer names. Fix: add "
+        "{name: qwen, state: absent} to ascendfleet_deployments and run again: that removes the old deployment's "
         "containers, project directory and cards, or give qwen-new another port",
         "sim-1: deployment qwen-new: devices: card 5 is held by orphan deployment qwen (qwen-vllm-ascend-1), which "
-        "vllm_compose_deployments no longer names. Fix: add {name: qwen, state: absent} to vllm_compose_deployments "
+        "ascendfleet_deployments no longer names. Fix: add {name: qwen, state: absent} to ascendfleet_deployments "
         "and run again: that removes the old deployment's containers, project directory and cards",
     ]
 
@@ -375,3 +376,40 @@ def test_port_of_a_deployment_being_removed_is_free_for_the_renamed_one():
     found = survey("sim-1", old_qwen(), [{"name": "qwen-new", "port": 8000, "devices": None}], ["qwen", "qwen-new"],
                    ledger={"qwen": [4, 5]}, listeners={8000: [old]})
     assert found["errors"] == [] and found["orphans"] == []
+
+
+# --------------------------------------------------------------------------- last-known-good model
+
+def _completeness(answers):
+    def ask(model, revision):
+        return answers[(model, revision)]
+    return ask
+
+
+def test_a_last_known_good_on_a_damaged_other_model_refuses_the_change():
+    planned = [{"name": "qwen", "model": "Qwen/Qwen3-8B", "revision": "master", "port": 8000}]
+    last_good = {"qwen": {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "revision": "v1", "image": "x"}}
+    answers = {("Qwen/Qwen3.5-27B", "v1"): {"complete": False, "reasons": ["model-00002-of-00011.safetensors is missing"]}}
+    errors = gate.last_good_problems("npu-a01", planned, last_good, _completeness(answers))
+    assert errors == [
+        "npu-a01: deployment qwen: model: its last-known-good serves Qwen/Qwen3.5-27B (revision v1), which is not "
+        "complete in the cache (model-00002-of-00011.safetensors is missing), so a failed change could not roll "
+        "back. Fix: fetch it again before the change: ansible-playbook playbooks/prefetch.yml --limit npu-a01 -e "
+        "'{\"model_prefetch_models\": [{\"model\": \"Qwen/Qwen3.5-27B\", \"revision\": \"v1\"}]}'; nothing was changed"]
+
+
+def test_a_complete_or_same_or_unrecorded_last_known_good_passes():
+    planned = [{"name": "a", "model": "Qwen/Qwen3-8B", "revision": "master"},
+               {"name": "b", "model": "Qwen/Qwen3-8B", "revision": "master"},
+               {"name": "c", "model": "Qwen/Qwen3-8B"},
+               {"name": "d", "model": "Qwen/Qwen3-8B"}]
+    last_good = {"a": {"model": "Qwen/Qwen3.5-27B", "revision": "master"},
+                 "b": {"model": "Qwen/Qwen3-8B", "revision": "master"},   # the plan's own model: the planner judges it
+                 "c": {"image": "quay.io/ascend/vllm-ascend:v0.17.0rc1"}}  # a record written before model was kept
+    asked = []
+
+    def ask(model, revision):
+        asked.append((model, revision))
+        return {"complete": True, "reasons": []}
+    assert gate.last_good_problems("h", planned, last_good, ask) == []
+    assert asked == [("Qwen/Qwen3.5-27B", "master")]

@@ -19,7 +19,7 @@ SEED_PIDS = [1316011, 1316012, 1316013, 1316014]
 
 def args(tmp_path, **kw):
     base = {"owner": "q", "count": 2, "executable": FAKE_NPU_SMI,
-            "state_path": str(tmp_path / "l.json"), "proc_root": str(tmp_path / "proc"),
+            "ledger_path": str(tmp_path / "l.json"), "proc_root": str(tmp_path / "proc"),
             "docker_executable": FAKE_DOCKER}
     base.update(kw)
     return base
@@ -150,7 +150,7 @@ def test_corrupt_ledger_reported(run_module, tmp_path):
 
 def test_absent_releases(run_module, tmp_path):
     write_ledger(tmp_path, {"q": [4, 5], "r": [6]})
-    release = {"owner": "q", "state": "absent", "state_path": str(tmp_path / "l.json"),
+    release = {"owner": "q", "state": "absent", "ledger_path": str(tmp_path / "l.json"),
                "executable": "/nonexistent/npu-smi"}
     failed, result = run_module(npu_assign.main, release)
     assert not failed and result["changed"] is True
@@ -162,7 +162,7 @@ def test_absent_releases(run_module, tmp_path):
 
 def test_absent_without_ledger_creates_nothing(run_module, tmp_path):
     failed, result = run_module(npu_assign.main, {
-        "owner": "q", "state": "absent", "state_path": str(tmp_path / "d" / "l.json")})
+        "owner": "q", "state": "absent", "ledger_path": str(tmp_path / "d" / "l.json")})
     assert not failed and result["changed"] is False and result["device_ids"] == []
     assert os.listdir(str(tmp_path)) == []
 
@@ -206,7 +206,7 @@ def test_done_when_adhoc_command(tmp_path):
         proc = subprocess.run(
             [ANSIBLE, "localhost", "-m", "ascendfleet.llm.npu_assign", "-a",
              json.dumps({"owner": "q", "count": 2, "executable": "./fake-npu-smi",
-                         "state_path": state})],
+                         "ledger_path": state})],
             check=False, cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             universal_newlines=True, timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -82,7 +82,7 @@ def test_nonzero_exit_includes_stderr(run_module, monkeypatch):
 
 
 @pytest.mark.parametrize("sample, message", [
-    ("910A-22.0.3.1-info-m-mapping-doc.txt", "no chip table found"),
+    ("etc-ascend_install.info-driver-firmware-full-HwHiAiUser.txt", "no chip table found"),
     ("driver-version.info-25.3.rc1.txt", "no chip table found"),
 ])
 def test_unparseable_output(run_module, monkeypatch, tmp_path, sample, message):

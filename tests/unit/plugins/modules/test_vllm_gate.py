@@ -220,7 +220,7 @@ def test_host_info_refuses_the_renamed_deployment(run_module, docker, tmp_path):
         "qwen", ["qwen-vllm-ascend-1"], [8000], [4], True)
     assert result["errors"] == [
         "sim-1: deployment qwen-new: port: 8000 is held by orphan deployment qwen (qwen-vllm-ascend-1, %s), which "
-        "vllm_compose_deployments no longer names. Fix: add {name: qwen, state: absent} to vllm_compose_deployments and "
+        "ascendfleet_deployments no longer names. Fix: add {name: qwen, state: absent} to ascendfleet_deployments and "
         "run again: that removes the old deployment's containers, project directory and cards, or give qwen-new another "
         "port" % base[0]["Config"]["Image"]]
     assert result["port_holders"]["8000"][0]["project"] == "qwen"

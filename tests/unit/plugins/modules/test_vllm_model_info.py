@@ -10,9 +10,8 @@ def test_reads_prefetched_and_missing_models(run_module, tmp_path):
     write_model(str(tmp_path))
     failed, result = run_module(vllm_model_info.main, {
         "cache_dir": str(tmp_path),
-        # Deployment items pass through as they are: extra keys are ignored.
-        "models": [{"model": "Qwen/Qwen3.5-27B", "revision": "master", "name": "qwen", "port": 8000},
-                   {"model": "Qwen/Qwen3-8B"}],
+        # The shape the planned_models filter returns (doc fragment ascendfleet.llm.models).
+        "models": [{"model": "Qwen/Qwen3.5-27B", "revision": "master"}, {"model": "Qwen/Qwen3-8B"}],
     })
     assert not failed and result["changed"] is False
     qwen = result["models"]["Qwen/Qwen3.5-27B"]
@@ -24,6 +23,8 @@ def test_reads_prefetched_and_missing_models(run_module, tmp_path):
 
 
 def test_item_without_model_fails_with_fix(run_module, tmp_path):
-    failed, result = run_module(vllm_model_info.main, {"cache_dir": str(tmp_path), "models": [{"name": "qwen"}]})
+    failed, result = run_module(vllm_model_info.main, {"cache_dir": str(tmp_path), "models": [{"revision": "v1"}]})
+    assert failed and result["msg"] == "missing required arguments: model found in models"
+    failed, result = run_module(vllm_model_info.main, {"cache_dir": str(tmp_path), "models": [{"model": "qwen"}]})
     assert failed
     assert "has no model id of the form Owner/Name; give each item a model key" in result["msg"]

@@ -99,7 +99,7 @@ def _args(host, **extra):
     args = {"deployments": [{"name": PROJECT, "model": "Qwen/Qwen3.5-27B"}],
             "project_root": str(host / "opt"), "cache_dir": str(host / "cache"),
             "ledger_path": str(host / "ledger.json"), "proc_root": str(host / "proc"),
-            "npu_smi_executable": FAKE_NPU_SMI, "docker_executable": FAKE_DOCKER}
+            "executable": FAKE_NPU_SMI, "docker_executable": FAKE_DOCKER}
     args.update(extra)
     return args
 
@@ -159,10 +159,10 @@ def test_endpoint_down_and_problems_are_reported_not_fatal(run_module, monkeypat
 
 def test_docker_down_and_no_npu_smi(run_module, monkeypatch, host):
     monkeypatch.setenv("FAKE_DOCKER_DOWN", "1")
-    failed, result = run_module(vllm_status.main, _args(host, npu_smi_executable=str(host / "no-npu-smi")))
+    failed, result = run_module(vllm_status.main, _args(host, executable=str(host / "no-npu-smi")))
     assert not failed
     assert result["family"] is None and result["chips"] == []
-    assert result["problems"][0].startswith("npu-smi: %s not found" % (host / "no-npu-smi"))
+    assert result["problems"][0].startswith("npu-smi: npu-smi not found: %s is not an executable file" % (host / "no-npu-smi"))
     assert result["problems"][1].startswith("docker: Cannot connect to the Docker daemon")
     (dep,) = result["deployments"]
     assert dep["containers"] == [] and dep["probe"] == {}

@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
+"""Filters judging a host for the npu_verify role (module_utils/_npu_verify.py).
+
+Documentation: npu_verify_python.yml, npu_verify_judge.yml and npu_verify_fleet.yml beside this file.
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.filter.facts import _plain
+from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_verify import (
+    _older,
+    fleet_lines,
+    fleet_rows,
+    judge,
+    python_version,
+)
+
+
+def npu_verify_python(raw, minimum):
+    """``{"version", "usable"}`` of the target Python from the raw probe's result."""
+    raw = _plain(raw or {})
+    version = python_version(raw)
+    return {"version": version,
+            "usable": raw.get("rc", 1) == 0 and version is not None and not _older(version, str(minimum))}
+
+
+def npu_verify_judge(gathered, host, settings):
+    """The host verdict (``ascendfleet_npu``, with its findings) from what npu_verify gathered."""
+    if not isinstance(gathered, dict) or not isinstance(settings, dict):
+        raise AnsibleFilterError("npu_verify_judge: expects the gathered facts and the settings as mappings")
+    try:
+        result = judge(str(host), _plain(gathered), _plain(settings))
+    except (KeyError, TypeError, ValueError, VersionError) as exc:
+        raise AnsibleFilterError("npu_verify_judge: cannot judge %s (%s: %s)" % (host, type(exc).__name__, exc))
+    fact = result["fact"]
+    fact["findings"] = result["findings"]
+    return fact
+
+
+def npu_verify_fleet(hosts, verdicts, report_path=""):
+    """The fleet table (failing hosts first), its summary and the lines the play shows, from each
+    host's ``ascendfleet_npu``."""
+    fleet = fleet_rows([str(h) for h in hosts or []], _plain(dict(verdicts or {})))
+    fleet["lines"] = fleet_lines(fleet, str(report_path))
+    return fleet
+
+
+class FilterModule(object):
+    """npu_verify filters."""
+
+    def filters(self):
+        return {
+            "npu_verify_python": npu_verify_python,
+            "npu_verify_judge": npu_verify_judge,
+            "npu_verify_fleet": npu_verify_fleet,
+        }

@@ -1,0 +1,419 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
+"""What the collection knows about the world, in one place: the home of every cross-role fact.
+
+PRIVATE to this collection; may change without notice. Standard library only (runs on the
+controller in filters and on hosts in modules, Python >= 3.8).
+
+Every role, module and playbook reads these facts from here (YAML through the filters of
+``plugins/filter/facts.py``); none spells them again:
+
+* ``DEFAULTS``: the default of every shared inventory input ``ascendfleet_<name>`` (the image,
+  the model cache, the report directory, the host paths a vllm-ascend container mounts) and of
+  the facts roles expose as inputs (the supported releases, the chip families).
+* ``RELEASES``: the vllm-ascend releases the collection supports and what each needs (the CANN
+  lines in its images, the oldest host driver for them).
+* ``FAMILY_VARIANT`` / :func:`image_ref`: the image tag variant of a chip family and THE image
+  reference of a deployment (verify, deploy and status all call it).
+* Container paths (``CONTAINER_MODELS``) and the marker layout of a cached model
+  (:func:`model_dir`, :func:`state_paths`, :func:`build_marker`, :func:`dumps_manifest`).
+* :func:`planned_models`: the unique models the present deployments of a host need.
+* :func:`model_completeness`: THE answer to "is this model complete in the cache".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import file_size, read_bytes
+
+# --------------------------------------------------------------------------- releases and images
+
+# vllm-ascend release -> CANN lines in its images -> oldest host driver (Ascend HDK) for them
+# (vllm-ascend's release notes and versioning policy, ../shared/field-facts.md). vllm_ascend_min
+# is inclusive, vllm_ascend_below exclusive; "dev0" takes in a line's release candidates.
+RELEASES = (
+    {"vllm_ascend_min": "v0.23.0", "cann": ["9.1"], "driver_min": "25.2"},
+    {"vllm_ascend_min": "v0.13.0dev0", "vllm_ascend_below": "v0.23.0", "cann": ["8.5", "9.0"],
+     "driver_min": "25.0"},
+    {"vllm_ascend_min": "v0.9.1dev0", "vllm_ascend_below": "v0.12.0dev0", "cann": ["8.2"],
+     "driver_min": "24.1.rc2"},
+)
+
+# Image tag variant per chip family (vllm-ascend's naming: vX, vX-a3, vX-310p, each +-openeuler).
+FAMILY_VARIANT = {"910B": "", "A3": "-a3", "310P": "-310p"}
+# The values ascendfleet_image_variant takes: auto (from the chip family) or a tag suffix.
+VARIANT_CHOICES = ("auto", "", "-a3", "-310p")
+DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+# --------------------------------------------------------------------------- host and container paths
+
+# Where the reference procedure's compose file mounts the model cache in the container (models are served by
+# their path under it: <CONTAINER_MODELS>/<Owner>/<Name>).
+CONTAINER_MODELS = "/root/.cache/modelscope/hub/models"
+# Host paths the vllm-ascend container mounts read-only (driver, npu-smi, dcmi): npu_verify
+# checks that each exists, vllm_compose mounts them.
+HOST_MOUNTS = (
+    "/usr/local/dcmi",
+    "/usr/local/Ascend/driver/tools/hccn_tool",
+    "/usr/local/bin/npu-smi",
+    "/usr/local/Ascend/driver/lib64/",
+    "/usr/local/Ascend/driver/version.info",
+    "/etc/ascend_install.info",
+)
+# Where a CANN toolkit keeps its version files, on a host or in an image: ``ascend-toolkit/latest``
+# is the layout up to CANN 8.3 (and a link kept by later installers), ``cann`` the CANN 8.5+ one.
+TOOLKIT_DIRS = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
+# Control device nodes every NPU container needs besides its /dev/davinciN.
+CONTROL_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+
+# --------------------------------------------------------------------------- shared inputs
+
+# Default of each shared inventory input ascendfleet_<name> (and the facts roles expose as inputs
+# or templates place); the filter ascendfleet.llm.fleet_fact returns it to YAML ('<name>' | fleet_fact).
+DEFAULTS = {
+    "cache_dir": "/var/lib/ascendfleet/modelscope",
+    "report_dir": "reports",
+    "image_repository": "quay.io/ascend/vllm-ascend",
+    "image_version": "v0.17.0rc1",
+    "image_os": "openeuler",
+    "image_variant": "auto",
+    "image_source": "pull",
+    "host_mounts": list(HOST_MOUNTS),
+    "control_devices": list(CONTROL_DEVICES),
+    "toolkit_dirs": list(TOOLKIT_DIRS),
+    "releases": [dict(row) for row in RELEASES],
+    "families": sorted(FAMILY_VARIANT),
+    "container_models": CONTAINER_MODELS,
+}
+
+
+class FactError(ValueError):
+    """An input that contradicts what the collection knows (message names the fix)."""
+
+
+def fleet_fact(name):
+    """A copy of ``DEFAULTS[name]``; raises FactError naming the known names."""
+    if name not in DEFAULTS:
+        raise FactError("no shared fact %r (known: %s)" % (name, ", ".join(sorted(DEFAULTS))))
+    value = DEFAULTS[name]
+    return json.loads(json.dumps(value))
+
+
+def image_ref(settings=None, family=None, deployment=None):
+    """THE image reference of a deployment on a host with chips of ``family``.
+
+    ``settings`` holds the shared image inputs without their ``ascendfleet_image_`` prefix:
+    ``repository``, ``version``, ``os``, ``variant`` (``auto``/None: from ``family``; or a tag
+    suffix ``""``, ``-a3``, ``-310p``), ``image`` (an explicit reference that replaces the four
+    before), ``digest`` (``sha256:...``, pins any reference), ``source`` and ``mirror`` (a
+    registry prefix put before the reference when ``source`` is ``pull``). Missing keys take
+    ``DEFAULTS``. ``deployment`` may override ``image_version`` and ``image``.
+
+    The reference is ``<repository>:<version><variant>[-openeuler]`` - vllm-ascend publishes
+    the openEuler images with a ``-openeuler`` suffix and the Ubuntu ones without any. Raises
+    FactError when the variant would come from an unknown family, or for a malformed digest.
+    """
+    s = dict(settings or {})
+    dep = deployment or {}
+    explicit = dep.get("image") or s.get("image")
+    if explicit:
+        ref = explicit
+    else:
+        variant = s.get("variant")
+        if variant is None or variant == "auto":
+            if family not in FAMILY_VARIANT:
+                raise FactError("no vllm-ascend image variant for chip family %r (known: %s)"
+                                % (family, ", ".join(sorted(FAMILY_VARIANT))))
+            variant = FAMILY_VARIANT[family]
+        if variant and not variant.startswith("-"):
+            variant = "-" + variant
+        os_flavour = s.get("os", DEFAULTS["image_os"])
+        ref = "%s:%s%s%s" % (s.get("repository") or DEFAULTS["image_repository"],
+                             dep.get("image_version") or s.get("version") or DEFAULTS["image_version"],
+                             variant, "-openeuler" if os_flavour == "openeuler" else "")
+    digest = s.get("digest")
+    if digest:
+        if not DIGEST_RE.match(digest):
+            raise FactError("image digest %r is not sha256:<64 hex digits>" % digest)
+        ref = "%s@%s" % (ref.split("@", 1)[0], digest)
+    mirror = s.get("mirror")
+    if mirror and s.get("source", "pull") == "pull":
+        ref = "%s/%s" % (mirror.rstrip("/"), ref)
+    return ref
+
+
+def image_variant_of(ref):
+    """The family an image reference's tag is built for ("910B", "A3", "310P"), or None if unknown."""
+    tag = ref.split("@", 1)[0]
+    if ":" not in tag.rsplit("/", 1)[-1]:
+        return None
+    tag = tag.rsplit(":", 1)[1]
+    if re.search(r"-a3(-|$)", tag):
+        return "A3"
+    if re.search(r"-310p(-|$)", tag):
+        return "310P"
+    if re.match(r"^v?\d", tag):
+        return "910B"
+    return None
+
+
+def report_dir_path(report_dir, pwd=None, playbook_dir=None):
+    """A report directory made absolute: relative to where ansible-playbook was started (its
+    ``PWD``), else to the playbook's directory (where Ansible runs lookups and local modules)."""
+    report_dir = str(report_dir)
+    if os.path.isabs(report_dir):
+        return report_dir
+    return os.path.join(pwd or playbook_dir or os.getcwd(), report_dir)
+
+
+def models_option():
+    """The argument spec of the ``models`` option of every module that reads the model cache
+    (documented once in the doc fragment ascendfleet.llm.models)."""
+    return dict(type="list", elements="dict", default=[], options=dict(
+        model=dict(type="str", required=True),
+        revision=dict(type="str", default="master"),
+        include=dict(type="list", elements="str"),
+        exclude=dict(type="list", elements="str"),
+    ))
+
+
+def container_model_path(model):
+    """Where the container sees ``model`` (``Owner/Name``)."""
+    return "%s/%s" % (CONTAINER_MODELS, model)
+
+
+# --------------------------------------------------------------------------- planned models
+
+def planned_models(deployments, defaults=None, globs=True):
+    """Unique ``{model, revision, include, exclude}`` of the present deployments, first seen first.
+
+    ``deployments`` are ``ascendfleet_deployments`` items (``name``, ``model``, ``revision``,
+    ``state``, flags...) or model_prefetch entries (``model``, ``revision``, ``include``,
+    ``exclude``); ``defaults`` (``ascendfleet_deployment_defaults``) supplies ``revision`` and
+    ``state`` where an item has none, as vllm_compose resolves them. Items with ``state:
+    absent`` are skipped; ``revision`` defaults to ``master``. ``globs`` False leaves
+    ``include``/``exclude`` out (a consumer accepts a copy whatever globs it was fetched with).
+    Raises FactError naming an item without a model.
+    """
+    defaults = defaults or {}
+    out = []
+    for index, item in enumerate(deployments or []):
+        if not isinstance(item, dict) or not item.get("model"):
+            raise FactError("entry %d (%r) has no 'model' (Owner/Name)" % (index, item))
+        if item.get("state", defaults.get("state", "present")) == "absent":
+            continue
+        entry = {"model": item["model"],
+                 "revision": str(item.get("revision") or defaults.get("revision") or "master")}
+        if globs:
+            entry.update(include=list(item.get("include") or []), exclude=list(item.get("exclude") or []))
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
+# --------------------------------------------------------------------------- marker layout
+
+# One cached model (what ``modelscope download --local-dir`` writes, plus ours):
+#   <cache>/models/<Owner>/<Name>/                          the files of the repo
+#   <cache>/models/<Owner>/<Name>/.ascendfleet/manifest.json revision, files, sizes, sha256
+#   <cache>/models/<Owner>/<Name>/.ascendfleet/complete      written last, only when verified
+#   <cache>/models/<Owner>/<Name>/.ascendfleet/lock          fcntl lock, holder as JSON
+# The marker is {"model", "revision", "manifest_sha256"} (sha256 of the manifest file's bytes),
+# so a marker cannot vouch for a manifest it was not written with.
+STATE_DIR = ".ascendfleet"
+MANIFEST = "manifest.json"
+MARKER = "complete"
+LOCK = "lock"
+PROGRESS = "progress.json"
+MANIFEST_FORMAT = 1
+HASH_CHUNK = 4 << 20
+
+
+class ModelCacheError(Exception):
+    """A model cache problem, with a clear message naming what is wrong and the fix (model_prefetch's
+    ModelPrefetchError is one); a manifest or path that does not follow the marker layout."""
+
+
+def model_dir(cache_dir, model):
+    """``<cache>/models/<Owner>/<Name>``."""
+    return os.path.join(cache_dir, "models", model)
+
+
+def state_paths(mdir):
+    """Our files in a model directory: dir, manifest, marker, lock, progress."""
+    base = os.path.join(mdir, STATE_DIR)
+    return {"dir": base, "manifest": os.path.join(base, MANIFEST),
+            "marker": os.path.join(base, MARKER), "lock": os.path.join(base, LOCK),
+            "progress": os.path.join(base, PROGRESS)}
+
+
+def safe_relpath(path):
+    """A repo file path that stays inside the model dir (no '..', not absolute, not ours)."""
+    if (not isinstance(path, str) or not path or path.startswith("/") or "\\" in path
+            or any(part in ("", ".", "..") for part in path.split("/"))
+            or path.split("/")[0] == STATE_DIR):
+        raise ModelCacheError("hub listed an unsafe file path %r; refusing to write outside "
+                              "the model directory" % (path,))
+    return path
+
+
+def dumps_manifest(manifest):
+    """Canonical bytes of a manifest (what the marker's manifest_sha256 covers)."""
+    return (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def sha256_bytes(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path, chunk=HASH_CHUNK):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while True:
+            piece = handle.read(chunk)
+            if not piece:
+                break
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+def build_marker(model, revision, manifest_bytes):
+    return {"model": model, "revision": revision, "manifest_sha256": sha256_bytes(manifest_bytes)}
+
+
+def parse_manifest(raw, where="manifest"):
+    """Manifest dict from bytes; raises ModelCacheError when it is not one of ours."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ModelCacheError("%s is not valid JSON (%s)" % (where, exc))
+    if not isinstance(data, dict) or not isinstance(data.get("files"), list):
+        raise ModelCacheError("%s has no files list" % where)
+    for item in data["files"]:
+        if not isinstance(item, dict) or not {"path", "size", "sha256"} <= set(item):
+            raise ModelCacheError("%s: a file entry lacks path/size/sha256: %r" % (where, item))
+        safe_relpath(item["path"])
+    return data
+
+
+def check_marker(marker_raw, manifest_raw, model, revision, sizes, include=None, exclude=None):
+    """Reasons the cached model is NOT complete for (model, revision); [] when it is.
+
+    The pure rule behind :func:`model_completeness`. Reads no model bytes: ``sizes`` maps each
+    manifest path to its size on disk (None when missing). ``marker_raw``/``manifest_raw`` are
+    file bytes or None when absent. ``include``/``exclude`` None accept any globs the copy was
+    fetched with; lists must equal the manifest's (model_prefetch re-fetches on a change).
+    """
+    if marker_raw is None:
+        return ["no completion marker"]
+    try:
+        marker = json.loads(marker_raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return ["completion marker is not valid JSON"]
+    if not isinstance(marker, dict):
+        return ["completion marker is not a JSON object"]
+    if marker.get("model") != model:
+        return ["marker is for model %r" % (marker.get("model"),)]
+    if marker.get("revision") != revision:
+        return ["marker is for revision %r, %r requested" % (marker.get("revision"), revision)]
+    if manifest_raw is None:
+        return ["manifest is missing"]
+    if marker.get("manifest_sha256") != sha256_bytes(manifest_raw):
+        return ["manifest does not match the marker's manifest_sha256"]
+    try:
+        manifest = parse_manifest(manifest_raw)
+    except ModelCacheError as exc:
+        return [str(exc)]
+    if ((include is not None and list(manifest.get("include") or []) != list(include))
+            or (exclude is not None and list(manifest.get("exclude") or []) != list(exclude))):
+        return ["include/exclude globs differ from the manifest's"]
+    reasons = []
+    for item in manifest["files"]:
+        have = sizes.get(item["path"])
+        if have is None:
+            reasons.append("%s is missing" % item["path"])
+        elif have != int(item["size"]):
+            reasons.append("%s has %d bytes, manifest says %d" % (item["path"], have, item["size"]))
+    return reasons
+
+
+def verify_entries(files, observed):
+    """Mismatches of ``observed`` ({path: (size or None, sha256 or None)}) against ``files``.
+
+    Returns [(path, reason)] naming what differs.
+    """
+    bad = []
+    for item in files:
+        size, sha = observed.get(item["path"], (None, None))
+        if size is None:
+            bad.append((item["path"], "missing"))
+        elif size != int(item["size"]):
+            bad.append((item["path"], "size %d, expected %d" % (size, int(item["size"]))))
+        elif sha is not None and sha != item["sha256"]:
+            bad.append((item["path"], "sha256 %s, expected %s" % (sha, item["sha256"])))
+    return bad
+
+
+def model_completeness(cache_dir, model, revision="master", verify="quick", include=None, exclude=None):
+    """Is ``model`` at ``revision`` complete in the cache under ``cache_dir``? THE one reader.
+
+    model_prefetch (model_cache_info, model_fetch), vllm_compose (vllm_model_info), npu_verify
+    (npu_host_facts) and the status playbook (vllm_status) all ask this function, so they give
+    one answer. A model is complete when its completion marker names ``model`` and
+    ``revision``, the manifest still has the sha256 the marker recorded, and every manifest file
+    is present with its manifest size (``verify="quick"``: stat only, no model bytes read) and,
+    with ``verify="full"``, also its manifest sha256 (every byte re-read).
+
+    ``include``/``exclude``: None accepts the copy whatever globs it was fetched with (what a
+    consumer wants); lists must equal the manifest's (model_prefetch passes its own, so a
+    changed glob set fetches again).
+
+    Never raises for a missing, partial or damaged cache. Returns ``{"model", "revision",
+    "model_dir", "marker", "complete" (bool), "reasons" ([] when complete; else why not, e.g.
+    ``"no completion marker"``, ``"model.safetensors is missing"``, ``"model.safetensors:
+    sha256 ..., expected ..."``), "bytes" (the manifest's total when complete, else None),
+    "cached_revision" (the revision the marker names, None without a readable marker)}``.
+    """
+    mdir = model_dir(cache_dir, model)
+    paths = state_paths(mdir)
+    out = {"model": model, "revision": revision, "model_dir": mdir, "marker": paths["marker"],
+           "complete": False, "reasons": [], "bytes": None, "cached_revision": None}
+    marker_raw = read_bytes(paths["marker"])
+    try:
+        marker = json.loads(marker_raw.decode("utf-8")) if marker_raw is not None else None
+    except (ValueError, UnicodeDecodeError):
+        marker = None
+    if isinstance(marker, dict) and marker.get("model") == model:
+        out["cached_revision"] = marker.get("revision")
+    manifest_raw = read_bytes(paths["manifest"])
+    manifest = None
+    sizes = {}
+    if manifest_raw is not None:
+        try:
+            manifest = parse_manifest(manifest_raw, paths["manifest"])
+        except ModelCacheError:
+            manifest = None
+    if manifest:
+        for item in manifest["files"]:
+            sizes[item["path"]] = file_size(os.path.join(mdir, item["path"]))
+    reasons = check_marker(marker_raw, manifest_raw, model, revision, sizes, include, exclude)
+    if not reasons and verify == "full":
+        observed = {}
+        for item in manifest["files"]:
+            path = os.path.join(mdir, item["path"])
+            try:
+                observed[item["path"]] = (file_size(path), sha256_file(path))
+            except (IOError, OSError):
+                observed[item["path"]] = (None, None)
+        reasons = ["%s: %s" % bad for bad in verify_entries(manifest["files"], observed)]
+    out["reasons"] = reasons
+    out["complete"] = not reasons
+    if not reasons:
+        out["bytes"] = manifest.get("total_bytes")
+    return out

@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
+"""Finding and running the host's tools (npu-smi, docker, hccn_tool) for a module: one lookup rule,
+one locale.
+
+PRIVATE to this collection; may change without notice.
+
+Every module that runs a host tool does it through these functions, so each tool is looked up
+the same way (a name in PATH plus the tool's usual directories, or a path that must be an
+executable file) and its output is always in the C locale (the parsers read English text).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
+    NpuSmiParseError,
+    parse_info,
+)
+
+# Where the Ascend driver installs npu-smi, when it is not in PATH.
+NPU_SMI_DIRS = ["/usr/local/bin", "/usr/local/sbin"]
+# Tools' output is parsed as English text.
+C_LOCALE = {"LC_ALL": "C", "LANGUAGE": "C", "LANG": "C"}
+
+
+def find_tool(module, name, opt_dirs=None):
+    """Absolute path of ``name`` (looked up in PATH and ``opt_dirs``, or a path), or None."""
+    if os.sep in name:
+        path = os.path.abspath(name)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return module.get_bin_path(name, required=False, opt_dirs=opt_dirs or [])
+
+
+def run_tool(module, argv):
+    """(rc, stdout, stderr) of ``argv`` in the C locale."""
+    return module.run_command(argv, environ_update=C_LOCALE)
+
+
+def tool_runner(module, name):
+    """(``run(argv)`` or None when the tool is missing, its path or name) for helpers that take a runner."""
+    path = find_tool(module, name)
+    if not path:
+        return None, name
+
+    def run(argv):
+        return run_tool(module, argv)
+    return run, path
+
+
+def find_npu_smi(module, executable):
+    """(path, None) of npu-smi, or (None, what is wrong and the fix)."""
+    path = find_tool(module, executable, NPU_SMI_DIRS)
+    if path:
+        return path, None
+    if os.sep in executable:
+        return None, ("npu-smi not found: %s is not an executable file; is the Ascend driver installed? "
+                      "Set executable to the full path of npu-smi." % os.path.abspath(executable))
+    return None, ("npu-smi not found: no %r in PATH or %s; is the Ascend driver installed? Install it, or "
+                  "set executable to the full path of npu-smi." % (executable, ", ".join(NPU_SMI_DIRS)))
+
+
+def npu_smi_info(module, executable):
+    """(NpuSmiInfo, stdout) of ``<executable> info``; fails the module on any problem."""
+    path, problem = find_npu_smi(module, executable)
+    if problem:
+        module.fail_json(msg=problem)
+    rc, out, err = run_tool(module, [path, "info"])
+    if rc != 0:
+        detail = " ".join(x.strip() for x in (err, out) if x and x.strip()) or "no output"
+        module.fail_json(
+            msg="%s info failed (rc %d): %s. Check that the Ascend driver is loaded and that "
+                "the user may access /dev/davinci* (root or the HwHiAiUser group)."
+                % (path, rc, detail),
+            rc=rc, stdout=out, stderr=err)
+    warnings = []
+    try:
+        info = parse_info(out, warnings.append)
+    except NpuSmiParseError as exc:
+        module.fail_json(msg="cannot read the output of %s info: %s" % (path, exc),
+                         stdout=out, stderr=err)
+    for warning in warnings:
+        module.warn(warning)
+    return info, out
