@@ -103,7 +103,10 @@ class Config:
         unknown = set(self.sections) - {"noop", "prefetch", "rollout", "mitogen"}
         if unknown:
             raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout" % ", ".join(sorted(unknown)))
-        self.fleet_size = max(self.noop_hosts + [self.prefetch_hosts] + [n for _, n in self.rollouts])
+        # The fleet is as large as the largest run of the sections asked for.
+        sizes = {"noop": self.noop_hosts, "prefetch": [self.prefetch_hosts], "rollout": [n for _, n in self.rollouts],
+                 "mitogen": self.noop_hosts}
+        self.fleet_size = max(n for section in self.sections for n in sizes[section])
 
     def as_dict(self):
         return {k: v for k, v in vars(self).items() if k not in ("work",)}
@@ -166,7 +169,8 @@ class Bench:
         self.results["not_measured"].append({"what": what, "why": why})
 
     def write_inventories(self):
-        counts = sorted(set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.fleet_size] + [n for _, n in self.cfg.rollouts]))
+        counts = sorted(n for n in set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.fleet_size] + [n for _, n in self.cfg.rollouts])
+                        if n <= self.cfg.fleet_size)
         src = os.path.join(TOP, "inventories", "sim", "group_vars")
         for n in counts:
             d = os.path.join(self.cfg.work, "inv-%d" % n)
