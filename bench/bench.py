@@ -103,7 +103,10 @@ class Config:
         unknown = set(self.sections) - {"noop", "prefetch", "rollout", "mitogen"}
         if unknown:
             raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout" % ", ".join(sorted(unknown)))
-        self.fleet_size = max(self.noop_hosts + [self.prefetch_hosts] + [n for _, n in self.rollouts])
+        # The fleet is as large as the largest run of the sections asked for.
+        sizes = {"noop": self.noop_hosts, "prefetch": [self.prefetch_hosts], "rollout": [n for _, n in self.rollouts],
+                 "mitogen": self.noop_hosts}
+        self.fleet_size = max(n for section in self.sections for n in sizes[section])
 
     def as_dict(self):
         return {k: v for k, v in vars(self).items() if k not in ("work",)}
@@ -141,6 +144,10 @@ class Bench:
         self.missing = self._missing_parts()
         self.deployed = None   # None: not tried yet; else the deployments per host, False after a failure
         self.deploy_failed = set()
+        # (hosts, deployments file) of the last product playbook run: the reports on the control
+        # node describe the hosts of that run, so only a re-run on the same inventory and
+        # deployments can be held to leaving them as they are.
+        self.reports_key = None
         for sub in ("logs", "counts"):
             # Logs of an earlier run would be mistaken for this one's.
             shutil.rmtree(os.path.join(cfg.work, sub), ignore_errors=True)
@@ -166,7 +173,8 @@ class Bench:
         self.results["not_measured"].append({"what": what, "why": why})
 
     def write_inventories(self):
-        counts = sorted(set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.fleet_size] + [n for _, n in self.cfg.rollouts]))
+        counts = sorted(n for n in set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.fleet_size] + [n for _, n in self.cfg.rollouts])
+                        if n <= self.cfg.fleet_size)
         src = os.path.join(TOP, "inventories", "sim", "group_vars")
         for n in counts:
             d = os.path.join(self.cfg.work, "inv-%d" % n)
@@ -281,6 +289,10 @@ class Bench:
         files0 = snapshot(roots, skip) if expect_noop else None
         meas = runner.run(argv, log_file, env=env, cwd=cfg.work)
         files_changed = snapshot_changes(files0, snapshot(roots, skip), TOP) if expect_noop else None
+        key = (n, next((x for x in extra if x.startswith("@")), None))
+        files_judged = key == self.reports_key or not book.startswith("playbooks/")
+        if book.startswith("playbooks/"):
+            self.reports_key = key
         with open(log_file, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
         recap = {m.group(1): {"ok": int(m.group(2)), "changed": int(m.group(3)), "unreachable": int(m.group(4)),
@@ -297,10 +309,13 @@ class Bench:
         rec["changed_hosts"], rec["changed_control"] = changed_split(text)
         # The recap's changed count of the control node's own plays (localhost) and of every host.
         rec["changed_recap_all"] = sum(r["changed"] for r in recap.values())
-        rec["control_files_changed"] = files_changed
+        rec["control_files_judged"] = files_judged
+        rec["control_files_changed"] = files_changed if files_judged else None
+        # Written after a run on other hosts: the reports rightly change, so they are not judged.
+        rec["control_files_unjudged"] = None if files_judged else files_changed
         # A no-op changes nothing anywhere: no host, no control-node task, no control-node file.
         rec["noop_ok"] = rec["ok"] and (not expect_noop or (rec["changed_hosts"] == 0 and rec["changed_control"] == 0
-                                                            and rec["changed_recap_all"] == 0 and not files_changed))
+                                                            and rec["changed_recap_all"] == 0 and not rec["control_files_changed"]))
         rec["cpu_s_per_host"] = meas["cpu_s"] / n
         # Tasks each host went through (ok, incl. changed) and skipped ones, from the recap.
         mine = [recap[h] for h in hosts if h in recap]
@@ -314,7 +329,9 @@ class Bench:
         if expect_noop and rec["changed_tasks"]:
             log("    changed on a no-op: %s" % "; ".join(rec["changed_tasks"]))
         if files_changed:
-            log("    control-node files written on a no-op: %s" % "; ".join("%s (%s)" % tuple(f) for f in files_changed[:10]))
+            log("    control-node files written on a no-op%s: %s" % (
+                "" if files_judged else " (not judged: the run before covered other hosts)",
+                "; ".join("%s (%s)" % tuple(f) for f in files_changed[:10])))
         if not rec["ok"]:
             log("    FAILED: see %s" % rec["log"])
         return rec
@@ -367,7 +384,9 @@ class Bench:
         if not self.ensure_deployed(count):
             return
         deploy, floor_extra = self.deployments_extra(count), self.floor_extra(count)
-        for n in cfg.noop_hosts:
+        # Largest N first: it follows the converge on the whole fleet, so its control-node files
+        # are judged (see reports_key); the smaller inventories follow a run on more hosts.
+        for n in sorted(cfg.noop_hosts, reverse=True):
             floors, noops = [], []
             # floor, no-op, floor, no-op, ...: each no-op between the floors it is compared with.
             for i in range(max(cfg.repeat, cfg.floor_repeat)):
@@ -817,7 +836,7 @@ def changed_tasks(text):
 
 def pick(rec):
     keys = ("wall_s", "cpu_s", "cpu_s_per_host", "peak_rss_bytes", "peak_pss_bytes", "rc", "ok", "changed", "changed_hosts",
-            "changed_control", "changed_recap_all", "control_files_changed", "noop_ok",
+            "changed_control", "changed_recap_all", "control_files_changed", "control_files_judged", "control_files_unjudged", "noop_ok",
             "failed", "hosts", "log", "load_avg", "tasks_ok_per_host", "tasks_skipped_per_host")
     out = {k: rec[k] for k in keys}
     for key in ("modules_per_host", "modules_on_hosts_per_host", "modules_on_control_node", "commands_per_module",
@@ -842,6 +861,7 @@ def agg(recs):
     out["changed_tasks"] = sorted({t for r in recs for t in r["changed_tasks"]})
     out["control_files_changed"] = sorted({tuple(f) for r in recs for f in (r["control_files_changed"] or [])})
     out["changed_recap_all"] = max(r["changed_recap_all"] for r in recs)
+    out["control_files_judged"] = any(r["control_files_judged"] for r in recs)
     return out
 
 

@@ -107,7 +107,9 @@ def goals(results, previous=None):
         runs = [(n, (by[n].get("noop") or {})) for n in ns]
         bad = [(n, r) for n, r in runs if not r.get("noop_ok")]
         if runs:
-            add("the no-op changes nothing anywhere, control node included", "no-op, %d deployment(s), N=%s" % (d, ",".join(ns)),
+            judged = [n for n, r in runs if r.get("control_files_judged")]
+            add("the no-op changes nothing anywhere, control node included",
+                "no-op, %d deployment(s), N=%s (control-node files judged at N=%s)" % (d, ",".join(ns), ",".join(judged) or "none"),
                 len(bad), 0, None, 0, not bad, "; ".join("N=%s: %s" % (n, _what_changed(r)) for n, r in bad))
     pf = (results.get("figures") or {}).get("prefetch") or {}
     if "fanout" in pf:
@@ -379,7 +381,7 @@ down at the end.
 1. **No-op re-run.** Per section of D deployments per host (`BENCH_NOOP_DEPLOYMENTS`: the sim
    inventory's `qwen`, then also `chat`, Qwen3-8B on one card, port 8001), `playbooks/deploy-qwen.yml`
    converges the whole fleet to those deployments (`-e @deployments-D.json`, serial 100%; the first
-   such run is the "first deploy" row, the others are not timed), then, per N, the floor, the re-run
+   such run is the "first deploy" row, the others are not timed), then, per N (largest first), the floor, the re-run
    and the floor again are timed back to back (the floors' median is the denominator). The floor
    (`bench/playbooks/floor.yml`) is what an engineer would hand-write for the same fleet: per host
    one `npu-smi info` read, and per deployment one `community.docker.docker_compose_v2`
@@ -389,8 +391,11 @@ down at the end.
    floor's. **Nothing changed anywhere**: a run counts as a no-op only when the recap shows
    `changed=0` for every host, localhost included, no task printed `changed` (on a host or
    delegated to the control node), and no file under the repository or the run's working
-   directory (where the reports go) was written, created or removed (size and mtime of every
-   file, before and after; the harness's own logs are left out). Each goal not met is named with
+   directory (where the reports go) was written, created or removed (size, mtime and sha256 of
+   every file, before and after; the harness's own logs are left out). The reports describe the
+   hosts of the run, so the files are judged only on a re-run of the inventory and deployments of
+   the product run just before it: the largest N, measured first, right after the converge of
+   the whole fleet (the smaller N follow runs on more hosts; their files are recorded, not judged). Each goal not met is named with
    where the cost went: module executions and tasks (ok + skipped) per host against the floor's,
    and the slowest tasks.
    **Module executions** are counted by `bench/callback_plugins/bench_count.py`: it wraps

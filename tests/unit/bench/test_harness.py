@@ -151,3 +151,19 @@ def test_bench_deployments_take_the_sim_inventorys_first(tmp_path):
     real = bench.bench_deployments(2)
     assert real[0]["port"] != real[1]["port"]
 
+
+
+def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
+    for key in list(os.environ):
+        if key.startswith("BENCH_"):
+            monkeypatch.delenv(key)
+    cfg = bench.Config()
+    assert (cfg.noop_hosts, cfg.noop_deployments, cfg.floor_repeat, cfg.fleet_size) == ([1, 4, 8, 16], [1, 2], 2, 16)
+    monkeypatch.setenv("BENCH_SECTIONS", "prefetch,rollout")
+    assert bench.Config().fleet_size == 8          # rollout 25% over 8 hosts
+    monkeypatch.setenv("BENCH_SECTIONS", "noop")
+    monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
+    assert bench.Config().fleet_size == 1
+    monkeypatch.setenv("BENCH_NOOP_DEPLOYMENTS", "1,3")
+    with pytest.raises(SystemExit, match="1 or 2 deployments per host"):
+        bench.Config()

@@ -5,7 +5,7 @@ import report
 def _run(wall, cpu, pss, ok=True, changed_tasks=(), files=()):
     return {"wall_s": wall, "cpu_s_per_host": cpu, "peak_pss_bytes": pss, "peak_rss_bytes": 2 * pss, "ok": ok,
             "noop_ok": ok and not changed_tasks and not files, "changed_tasks": list(changed_tasks),
-            "control_files_changed": list(files), "changed_recap_all": len(changed_tasks), "modules_per_host": 9.0,
+            "control_files_changed": list(files), "control_files_judged": bool(files), "changed_recap_all": len(changed_tasks), "modules_per_host": 9.0,
             "tasks_ok_per_host": 40.0, "tasks_skipped_per_host": 30.0, "slowest_tasks": [["Render", 3.0]], "log": "x.log"}
 
 
@@ -35,6 +35,7 @@ def test_goals_name_what_is_met_and_why_not():
     nothing = [g for g in gs.values() if g["goal"].startswith("the no-op changes nothing")][0]
     assert nothing["met"] is False and "N=16" in nothing["why"] and "reports/model_prefetch.json (changed)" in nothing["why"]
     assert "N=1:" not in nothing["why"]
+    assert nothing["figure"].endswith("(control-node files judged at N=16)")
 
 
 def test_goals_first_deploy_against_the_previous_run():
