@@ -5,11 +5,14 @@
 # Scenarios run ASCENDFLEET_MOLECULE_JOBS at a time (default 2): each has its own instances,
 # networks and ephemeral directory, and most of a scenario's time is waiting on containers and
 # health gates, so two share the machine well. Each scenario's output goes to its own log,
-# printed whole when it fails (a passing one prints its recap line). -s NAME... runs only those.
+# printed whole when it fails (a passing one prints one line). -s NAME... runs only those.
+# The scenarios that judge a time budget (the health gate's crash budget, the alert's firing
+# time) run first, each alone, so the budget is judged on a machine that is not overloaded.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=${ASCENDFLEET_MOLECULE_JOBS:-2}
+read -r -a alone <<<"${ASCENDFLEET_MOLECULE_ALONE:-vllm_compose_health_gate fleet_monitoring_prometheus}"
 if [ "${1:-}" = "-s" ]; then
   shift
   scenarios=("$@")
@@ -43,9 +46,19 @@ report() {
   fi
 }
 
-declare -A running=()
-pending=("${scenarios[@]}")
 started=$SECONDS
+pending=()
+for s in "${scenarios[@]}"; do
+  if [[ " ${alone[*]} " == *" $s "* ]]; then
+    echo "=== molecule scenario: $s started (alone)"
+    run_one "$s"
+    report "$s"
+  else
+    pending+=("$s")
+  fi
+done
+
+declare -A running=()
 while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
   while [ ${#pending[@]} -gt 0 ] && [ ${#running[@]} -lt "$jobs" ]; do
     s=${pending[0]}

@@ -200,6 +200,21 @@ def evaluate(records, generated_at=""):
             if dep_name in absent:
                 row["reasons"] = ["has state: absent but still runs (run playbooks/undeploy.yml)"]
             rows.append(row)
+        # Cards held in the ledger by a name that neither the inventory nor a container explains:
+        # an orphan without containers, which keeps the cards from every new deployment.
+        shown = known | set(r.get("name") for r in rows)
+        for owner, cards in sorted((observed.get("ledger") or {}).items()):
+            if owner in shown or not cards:
+                continue
+            verdict = _worst(verdict, ATTENTION)
+            held = ", ".join(str(c) for c in cards)
+            if owner in absent:
+                reasons.append("%s has state: absent but the npu_assign ledger still gives it card(s) %s (run "
+                               "playbooks/deploy-qwen.yml or playbooks/undeploy.yml to free them)" % (owner, held))
+            else:
+                reasons.append("the npu_assign ledger gives card(s) %s to %s, which the inventory does not name and which "
+                               "runs no container: an orphan holding cards (add {name: %s, state: absent} to "
+                               "ascendfleet_deployments and run playbooks/deploy-qwen.yml to free them)" % (held, owner, owner))
         for row in rows:
             verdict = _worst(verdict, row["verdict"])
         hosts.append({

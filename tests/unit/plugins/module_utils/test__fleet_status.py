@@ -134,3 +134,23 @@ def test_previous_version_is_shown_when_it_differs():
     assert _host(fleet, "sim-910b2-seed")["deployments"][0]["previous_image"] == "quay.io/ascend/vllm-ascend:v0.16.0-openeuler"
     assert "previous quay.io/ascend/vllm-ascend:v0.16.0-openeuler" in render_markdown(fleet)
     assert 'previous <code title="quay.io/ascend/vllm-ascend:v0.16.0-openeuler">v0.16.0-openeuler</code>' in render_html(fleet)
+
+
+def test_ledger_only_orphan_and_absent_holder_need_attention():
+    """Cards held in the ledger by a name nothing explains (no inventory entry, no container)."""
+    records = _records()
+    seed = records[0]
+    seed["observed"]["ledger"]["old-qwen"] = [6, 7]
+    seed["observed"]["ledger"]["gone"] = [2]
+    seed["plan"]["absent"] = [{"name": "gone", "model": "Qwen/Qwen3-8B"}]
+    seed["observed"]["ledger"]["empty"] = []
+    host = _host(evaluate(records), "sim-910b2-seed")
+    assert host["verdict"] == "attention"
+    assert host["reasons"] == [
+        "gone has state: absent but the npu_assign ledger still gives it card(s) 2 (run playbooks/deploy-qwen.yml or "
+        "playbooks/undeploy.yml to free them)",
+        "the npu_assign ledger gives card(s) 6, 7 to old-qwen, which the inventory does not name and which runs no "
+        "container: an orphan holding cards (add {name: old-qwen, state: absent} to ascendfleet_deployments and run "
+        "playbooks/deploy-qwen.yml to free them)"]
+    # The fleet's own deployments in the ledger are no orphans.
+    assert _host(evaluate(_records()), "sim-910b2-seed")["reasons"] == []
