@@ -144,8 +144,9 @@ class Bench:
         self.missing = self._missing_parts()
         self.deployed = None   # None: not tried yet; else the deployments per host, False after a failure
         self.deploy_failed = set()
-        # (hosts, deployments file) of the last product playbook run: the reports on the control
-        # node describe the hosts of that run, so only a re-run on the same inventory and
+        # (hosts, deployments file, was a no-op) of the last product playbook run: the reports on
+        # the control node describe the hosts and what that run did (a deploy reports "deployed",
+        # a no-op "unchanged"), so only a no-op right after a no-op of the same inventory and
         # deployments can be held to leaving them as they are.
         self.reports_key = None
         for sub in ("logs", "counts"):
@@ -290,9 +291,9 @@ class Bench:
         meas = runner.run(argv, log_file, env=env, cwd=cfg.work)
         files_changed = snapshot_changes(files0, snapshot(roots, skip), TOP) if expect_noop else None
         key = (n, next((x for x in extra if x.startswith("@")), None))
-        files_judged = key == self.reports_key or not book.startswith("playbooks/")
+        files_judged = (key, True) == self.reports_key or not book.startswith("playbooks/")
         if book.startswith("playbooks/"):
-            self.reports_key = key
+            self.reports_key = (key, expect_noop)
         with open(log_file, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
         recap = {m.group(1): {"ok": int(m.group(2)), "changed": int(m.group(3)), "unreachable": int(m.group(4)),
@@ -311,7 +312,7 @@ class Bench:
         rec["changed_recap_all"] = sum(r["changed"] for r in recap.values())
         rec["control_files_judged"] = files_judged
         rec["control_files_changed"] = files_changed if files_judged else None
-        # Written after a run on other hosts: the reports rightly change, so they are not judged.
+        # Written after a deploy or a run on other hosts: the reports rightly change, not judged.
         rec["control_files_unjudged"] = None if files_judged else files_changed
         # A no-op changes nothing anywhere: no host, no control-node task, no control-node file.
         rec["noop_ok"] = rec["ok"] and (not expect_noop or (rec["changed_hosts"] == 0 and rec["changed_control"] == 0
@@ -330,7 +331,7 @@ class Bench:
             log("    changed on a no-op: %s" % "; ".join(rec["changed_tasks"]))
         if files_changed:
             log("    control-node files written on a no-op%s: %s" % (
-                "" if files_judged else " (not judged: the run before covered other hosts)",
+                "" if files_judged else " (not judged: the run before was not a no-op of these hosts)",
                 "; ".join("%s (%s)" % tuple(f) for f in files_changed[:10])))
         if not rec["ok"]:
             log("    FAILED: see %s" % rec["log"])
@@ -384,16 +385,18 @@ class Bench:
         if not self.ensure_deployed(count):
             return
         deploy, floor_extra = self.deployments_extra(count), self.floor_extra(count)
-        # Largest N first: it follows the converge on the whole fleet, so its control-node files
-        # are judged (see reports_key); the smaller inventories follow a run on more hosts.
+        # Largest N first, right after the converge of the whole fleet, and its no-op twice: the
+        # second follows a no-op of the same hosts, so its control-node files are judged (see
+        # reports_key); the smaller inventories follow runs on more hosts.
         for n in sorted(cfg.noop_hosts, reverse=True):
             floors, noops = [], []
+            repeat = max(cfg.repeat, 2) if n == max(cfg.noop_hosts) else cfg.repeat
             # floor, no-op, floor, no-op, ...: each no-op between the floors it is compared with.
-            for i in range(max(cfg.repeat, cfg.floor_repeat)):
+            for i in range(max(repeat, cfg.floor_repeat)):
                 if i < cfg.floor_repeat:
                     floors.append(self.playbook("floor (npu-smi + %d compose no-op(s))" % count, "bench/playbooks/floor.yml", n,
                                                 extra=floor_extra, expect_noop=True))
-                if i < cfg.repeat:
+                if i < repeat:
                     noops.append(self.playbook("no-op re-run (deploy-qwen.yml, %d deployment(s))" % count, "playbooks/deploy-qwen.yml", n,
                                                extra=deploy, expect_noop=True))
             entry = {"floor": agg(floors), "noop": agg(noops)}

@@ -393,9 +393,10 @@ down at the end.
    delegated to the control node), and no file under the repository or the run's working
    directory (where the reports go) was written, created or removed (size, mtime and sha256 of
    every file, before and after; the harness's own logs are left out). The reports describe the
-   hosts of the run, so the files are judged only on a re-run of the inventory and deployments of
-   the product run just before it: the largest N, measured first, right after the converge of
-   the whole fleet (the smaller N follow runs on more hosts; their files are recorded, not judged). Each goal not met is named with
+   hosts of the run and what it did (a deploy reports "deployed", a no-op "unchanged"), so the
+   files are judged only on a no-op right after a no-op of the same inventory and deployments:
+   the largest N is measured first and its no-op twice (both timed, the median kept), the second
+   judged; the smaller N follow runs on more hosts (their files are recorded, not judged). Each goal not met is named with
    where the cost went: module executions and tasks (ok + skipped) per host against the floor's,
    and the slowest tasks.
    **Module executions** are counted by `bench/callback_plugins/bench_count.py`: it wraps
