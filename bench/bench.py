@@ -4,8 +4,12 @@ run. Test infrastructure (never shipped); run through bench/run.sh. Exit 0 whate
 figures are; non-zero only when the harness itself breaks.
 
 Sections (each says "not measured: ..." and the rest still runs when something is missing):
-  noop      no-op re-run of playbooks/deploy-qwen.yml on N hosts vs bench/playbooks/floor.yml,
-            module executions per host (bench/callback_plugins/bench_count.py)
+  noop      no-op re-run of playbooks/deploy-qwen.yml on N hosts with D deployments per host vs
+            bench/playbooks/floor.yml on the same deployments (one npu-smi read per host, one
+            docker_compose_v2 per deployment), module executions per host
+            (bench/callback_plugins/bench_count.py), what the run changed on the hosts and on
+            the control node (recap, and files written under the repository and the run's
+            working directory)
   prefetch  fan-out of a multi-GiB model: hub bytes, wall vs hub GET + parallel rsync;
             cached no-op vs parallel sha256sum and vs the floor playbook
   rollout   image-tag rollout with each serial: per-host unavailability seen by a polling
@@ -15,6 +19,7 @@ See docs/benchmarks.md for what each figure means.
 """
 
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -40,6 +45,15 @@ MODEL_DIR = "/var/lib/ascendfleet/modelscope/models"   # ascendfleet_cache_dir o
 FLOOR_DIR = "/var/tmp/ascendfleet-bench-floor"
 FLOOR_COPY = "/var/tmp/ascendfleet-bench-floor-copy"
 RSYNCD_DIR = "/var/tmp/ascendfleet-bench-rsyncd"
+SIM_COMPOSE_VARS = os.path.join(TOP, "inventories", "sim", "group_vars", "ascend_servers", "compose.yml")
+# The second deployment of the two-deployment sections: Qwen3-8B on one card beside the sim's
+# Qwen3.5-27B (two cards), as in molecule/fleet_monitoring_prometheus; the bench hub serves it.
+SECOND_DEPLOYMENT = {"name": "chat", "preset": "qwen3-8b", "model": "Qwen/Qwen3-8B", "revision": "master", "port": 8001}
+SECOND_MODEL = {"weights_bytes": 4 << 20, "shards": 2}
+MAX_DEPLOYMENTS = 2
+# Directories of the control node the roles may write to (reports go to $PWD/reports, the
+# run's working directory), minus the harness's own output; a no-op writes none of them.
+SNAPSHOT_SKIP_NAMES = {".git", ".venv", "__pycache__", ".pytest_cache"}
 
 
 def log(msg):
@@ -54,15 +68,18 @@ class Config:
     def __init__(self):
         quick = os.environ.get("BENCH_QUICK", "0") == "1"
         self.quick = quick
-        self.noop_hosts = metrics.parse_counts(env_str("BENCH_NOOP_HOSTS", "1,2" if quick else "1,4,8"))
+        self.noop_hosts = metrics.parse_counts(env_str("BENCH_NOOP_HOSTS", "1,2" if quick else "1,4,8,16"))
+        # Deployments per host of each no-op section (the first of DEPLOYMENTS, then both).
+        self.noop_deployments = metrics.parse_counts(env_str("BENCH_NOOP_DEPLOYMENTS", "1,2"))
         self.prefetch_hosts = int(env_str("BENCH_PREFETCH_HOSTS", "2" if quick else "4"))
         self.prefetch_bytes = metrics.parse_size(env_str("BENCH_PREFETCH_SIZE", "256MiB" if quick else "2GiB"))
         self.prefetch_shards = int(env_str("BENCH_PREFETCH_SHARDS", "2" if quick else "4"))
         # serial@hosts: serial 1 over 4 hosts, then 25% over 8 (batches of 2)
         self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@4,25%@8"))
         self.repeat = int(env_str("BENCH_REPEAT", "1"))
-        # The floor is the denominator of every no-op ratio and cheap: run it more often.
-        self.floor_repeat = int(env_str("BENCH_FLOOR_REPEAT", "1" if quick else "3"))
+        # The floor is the denominator of every no-op ratio: with 2 (the default) it runs just
+        # before and just after the no-op it is compared with, and the median is kept.
+        self.floor_repeat = int(env_str("BENCH_FLOOR_REPEAT", "2"))
         self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout").split(",")]
         self.prefix = env_str("BENCH_PREFIX", "ascendfleet-bench")
         self.network = env_str("BENCH_NETWORK", "ascendfleet-bench")
@@ -79,12 +96,17 @@ class Config:
                             ("BENCH_PREFETCH_SHARDS", self.prefetch_shards)):
             if value < 1:
                 raise SystemExit("bench: %s must be a positive integer, got %r" % (name, value))
+        if max(self.noop_deployments) > MAX_DEPLOYMENTS:
+            raise SystemExit("bench: BENCH_NOOP_DEPLOYMENTS: 1 or 2 deployments per host, got %s" % self.noop_deployments)
         if self.mitogen and "mitogen" not in self.sections:
             self.sections.append("mitogen")
         unknown = set(self.sections) - {"noop", "prefetch", "rollout", "mitogen"}
         if unknown:
             raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout" % ", ".join(sorted(unknown)))
-        self.fleet_size = max(self.noop_hosts + [self.prefetch_hosts] + [n for _, n in self.rollouts])
+        # The fleet is as large as the largest run of the sections asked for.
+        sizes = {"noop": self.noop_hosts, "prefetch": [self.prefetch_hosts], "rollout": [n for _, n in self.rollouts],
+                 "mitogen": self.noop_hosts}
+        self.fleet_size = max(n for section in self.sections for n in sizes[section])
 
     def as_dict(self):
         return {k: v for k, v in vars(self).items() if k not in ("work",)}
@@ -120,8 +142,13 @@ class Bench:
         self.inv = {}
         self.playbook_bin = shutil.which("ansible-playbook")
         self.missing = self._missing_parts()
-        self.deployed = None   # None: not tried yet
-        self.floor_ready = None
+        self.deployed = None   # None: not tried yet; else the deployments per host, False after a failure
+        self.deploy_failed = set()
+        # (hosts, deployments file, was a no-op) of the last product playbook run: the reports on
+        # the control node describe the hosts and what that run did (a deploy reports "deployed",
+        # a no-op "unchanged"), so only a no-op right after a no-op of the same inventory and
+        # deployments can be held to leaving them as they are.
+        self.reports_key = None
         for sub in ("logs", "counts"):
             # Logs of an earlier run would be mistaken for this one's.
             shutil.rmtree(os.path.join(cfg.work, sub), ignore_errors=True)
@@ -147,7 +174,8 @@ class Bench:
         self.results["not_measured"].append({"what": what, "why": why})
 
     def write_inventories(self):
-        counts = sorted(set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.fleet_size] + [n for _, n in self.cfg.rollouts]))
+        counts = sorted(n for n in set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.fleet_size] + [n for _, n in self.cfg.rollouts])
+                        if n <= self.cfg.fleet_size)
         src = os.path.join(TOP, "inventories", "sim", "group_vars")
         for n in counts:
             d = os.path.join(self.cfg.work, "inv-%d" % n)
@@ -163,12 +191,16 @@ class Bench:
     def fleet_env(self):
         env = dict(os.environ)
         env.update({"ASCENDFLEET_SIM_INVENTORY": self.inv[self.cfg.fleet_size],
-                    "ASCENDFLEET_SIM_NETWORK": self.cfg.network, "ASCENDFLEET_SIM_HUB": "0"})
+                    "ASCENDFLEET_SIM_NETWORK": self.cfg.network, "ASCENDFLEET_SIM_HUB": "0",
+                    # The sim vars deliver images as archives: no registry, and the shared
+                    # ascendfleet-sim-registry of the demo fleet and molecule is left alone.
+                    "ASCENDFLEET_SIM_WITH_REGISTRY": "0"})
         return env
 
     def start_hub(self):
         cfg = self.cfg
-        conf = {"models": {cfg.model: {"weights_bytes": cfg.prefetch_bytes, "shards": cfg.prefetch_shards}}}
+        conf = {"models": {cfg.model: {"weights_bytes": cfg.prefetch_bytes, "shards": cfg.prefetch_shards},
+                           SECOND_DEPLOYMENT["model"]: SECOND_MODEL}}
         conf_dir = os.path.join(cfg.work, "hub")
         os.makedirs(conf_dir, exist_ok=True)
         with open(os.path.join(conf_dir, "hub.json"), "w", encoding="utf-8") as handle:
@@ -253,7 +285,15 @@ class Bench:
         book_path = book if os.path.isabs(book) else os.path.join(TOP, book)
         argv = [self.playbook_bin, "-i", inv or self.inv[n], book_path] + list(extra)
         log("run %-38s N=%d ..." % (label, n))
+        roots = [TOP] + ([cfg.work] if not os.path.abspath(cfg.work).startswith(TOP + os.sep) else [])
+        skip = {os.path.join(cfg.work, "logs"), os.path.join(cfg.work, "counts")}
+        files0 = snapshot(roots, skip) if expect_noop else None
         meas = runner.run(argv, log_file, env=env, cwd=cfg.work)
+        files_changed = snapshot_changes(files0, snapshot(roots, skip), TOP) if expect_noop else None
+        key = (n, next((x for x in extra if x.startswith("@")), None))
+        files_judged = (key, True) == self.reports_key or not book.startswith("playbooks/")
+        if book.startswith("playbooks/"):
+            self.reports_key = (key, expect_noop)
         with open(log_file, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
         recap = {m.group(1): {"ok": int(m.group(2)), "changed": int(m.group(3)), "unreachable": int(m.group(4)),
@@ -268,9 +308,20 @@ class Bench:
                    load_avg=os.getloadavg())
         rec["ok"] = meas["rc"] == 0 and rec["failed"] == 0
         rec["changed_hosts"], rec["changed_control"] = changed_split(text)
-        # A no-op leaves the fleet as it is; reports rewritten on the control node are counted apart.
-        rec["noop_ok"] = rec["ok"] and (rec["changed_hosts"] == 0 or not expect_noop)
+        # The recap's changed count of the control node's own plays (localhost) and of every host.
+        rec["changed_recap_all"] = sum(r["changed"] for r in recap.values())
+        rec["control_files_judged"] = files_judged
+        rec["control_files_changed"] = files_changed if files_judged else None
+        # Written after a deploy or a run on other hosts: the reports rightly change, not judged.
+        rec["control_files_unjudged"] = None if files_judged else files_changed
+        # A no-op changes nothing anywhere: no host, no control-node task, no control-node file.
+        rec["noop_ok"] = rec["ok"] and (not expect_noop or (rec["changed_hosts"] == 0 and rec["changed_control"] == 0
+                                                            and rec["changed_recap_all"] == 0 and not rec["control_files_changed"]))
         rec["cpu_s_per_host"] = meas["cpu_s"] / n
+        # Tasks each host went through (ok, incl. changed) and skipped ones, from the recap.
+        mine = [recap[h] for h in hosts if h in recap]
+        rec["tasks_ok_per_host"] = sum(r["ok"] for r in mine) / len(mine) if mine else None
+        rec["tasks_skipped_per_host"] = sum(r["skipped"] for r in mine) / len(mine) if mine else None
         self.runs.append(rec)
         log("    %-38s %6.1fs rc=%d changed=%d failed=%d cpu=%.1fs peak_pss=%s modules/host=%s (%s on the host) cmds/module=%s" % (
             label, meas["wall_s"], meas["rc"], rec["changed"], rec["failed"], meas["cpu_s"],
@@ -278,58 +329,87 @@ class Bench:
             fmt(counts["commands_per_module"], 2)))
         if expect_noop and rec["changed_tasks"]:
             log("    changed on a no-op: %s" % "; ".join(rec["changed_tasks"]))
+        if files_changed:
+            log("    control-node files written on a no-op%s: %s" % (
+                "" if files_judged else " (not judged: the run before was not a no-op of these hosts)",
+                "; ".join("%s (%s)" % tuple(f) for f in files_changed[:10])))
         if not rec["ok"]:
             log("    FAILED: see %s" % rec["log"])
         return rec
 
     # ---------------------------------------------------------------- sections
-    def ensure_deployed(self):
-        """Deploy once on the whole fleet (set-up, not a figure): every host at once
-        (vllm_compose_serial=100%) to save time; the rollouts measure the batches."""
-        if self.deployed is None:
-            first = self.playbook("first deploy (deploy-qwen.yml, serial 100%)", "playbooks/deploy-qwen.yml", self.cfg.fleet_size,
-                                  extra=["-e", "vllm_compose_serial=100%"])
-            self.results["figures"].setdefault("noop", {"by_hosts": {}})["first_deploy"] = pick(first)
-            self.deployed = first["ok"]
-        return self.deployed
+    def deployments_extra(self, count):
+        """``-e @file`` giving the run's deployments (the first ``count`` of bench_deployments())."""
+        path = os.path.join(self.cfg.work, "deployments-%d.json" % count)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump({"ascendfleet_deployments": bench_deployments(count)}, handle)
+        return ["-e", "@" + path]
 
-    def ensure_floor(self):
-        """Prepare the floor's Compose project on the whole fleet once (not timed)."""
-        if self.floor_ready is None:
-            setup = self.playbook("floor set-up (untimed)", "bench/playbooks/floor_setup.yml", self.cfg.fleet_size)
-            self.floor_ready = setup["ok"]
-            if not setup["ok"]:
-                self.not_measured("floor playbook", "floor set-up failed (see %s)" % setup["log"])
-        return self.floor_ready
+    def floor_extra(self, count):
+        names = [d["name"] for d in bench_deployments(count)]
+        return ["-e", json.dumps({"bench_floor_projects": names})]
 
-    def section_noop(self):
+    def ensure_deployed(self, count=1):
+        """Converge the whole fleet to ``count`` deployments per host on the default image (set-up,
+        not a figure): every host at once (vllm_compose_serial=100%) to save time; the rollouts
+        measure the batches. The first such run is reported as the first deploy."""
+        if count in self.deploy_failed:
+            return False
+        if self.deployed != count:
+            first = self.deployed is None
+            label = ("first deploy (deploy-qwen.yml, serial 100%%, %d deployment(s))" % count if first
+                     else "converge to %d deployment(s) per host (untimed)" % count)
+            rec = self.playbook(label, "playbooks/deploy-qwen.yml", self.cfg.fleet_size,
+                                extra=self.deployments_extra(count) + ["-e", "vllm_compose_serial=100%"])
+            if first:
+                self.results["figures"].setdefault("noop", {})["first_deploy"] = pick(rec)
+                self.results["figures"]["noop"]["first_deploy"].update(deployments=count, wall_s_per_host=rec["wall_s"] / rec["hosts"])
+            if not rec["ok"]:
+                self.not_measured("runs on %d deployment(s) per host" % count, "deploying them failed (see %s)" % rec["log"])
+                self.deployed = False
+                self.deploy_failed.add(count)
+                return False
+            self.deployed = count
+        return True
+
+    def section_noop(self, count):
         cfg = self.cfg
-        figs = self.results["figures"].setdefault("noop", {"by_hosts": {}})
+        figs = self.results["figures"].setdefault("noop", {})
+        sec = figs.setdefault("by_deployments", {}).setdefault(str(count), {"deployments": count, "by_hosts": {}})
+        sec["names"] = [d["name"] for d in bench_deployments(count)]
         why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml")
         if why:
-            self.not_measured("no-op re-run of deploy-qwen.yml (and module executions per host)", why)
-        elif not self.ensure_deployed():
-            self.not_measured("no-op re-run of deploy-qwen.yml", "the first deploy failed (see %s)" % figs.get("first_deploy", {}).get("log"))
-        if not self.ensure_floor():
+            self.not_measured("no-op re-run of deploy-qwen.yml and its floor, %d deployment(s) per host" % count, why)
             return
-        for n in cfg.noop_hosts:
+        # The floor leaves the deployments' own Compose projects as they are: it needs them.
+        if not self.ensure_deployed(count):
+            return
+        deploy, floor_extra = self.deployments_extra(count), self.floor_extra(count)
+        # Largest N first, right after the converge of the whole fleet, and its no-op twice: the
+        # second follows a no-op of the same hosts, so its control-node files are judged (see
+        # reports_key); the smaller inventories follow runs on more hosts.
+        for n in sorted(cfg.noop_hosts, reverse=True):
             floors, noops = [], []
-            for i in range(max(cfg.repeat, cfg.floor_repeat)):
+            repeat = max(cfg.repeat, 2) if n == max(cfg.noop_hosts) else cfg.repeat
+            # floor, no-op, floor, no-op, ...: each no-op between the floors it is compared with.
+            for i in range(max(repeat, cfg.floor_repeat)):
                 if i < cfg.floor_repeat:
-                    floors.append(self.playbook("floor (minimal facts + compose no-op)", "bench/playbooks/floor.yml", n, expect_noop=True))
-                if self.deployed and i < cfg.repeat:
-                    noops.append(self.playbook("no-op re-run (deploy-qwen.yml)", "playbooks/deploy-qwen.yml", n, expect_noop=True))
-            entry = {"floor": agg(floors)}
-            if noops:
-                entry["noop"] = agg(noops)
-                entry["ratio"] = metrics.ratio(entry["noop"]["wall_s"], entry["floor"]["wall_s"])
-            figs["by_hosts"][str(n)] = entry
-        by = figs["by_hosts"]
+                    floors.append(self.playbook("floor (npu-smi + %d compose no-op(s))" % count, "bench/playbooks/floor.yml", n,
+                                                extra=floor_extra, expect_noop=True))
+                if i < repeat:
+                    noops.append(self.playbook("no-op re-run (deploy-qwen.yml, %d deployment(s))" % count, "playbooks/deploy-qwen.yml", n,
+                                               extra=deploy, expect_noop=True))
+            entry = {"floor": agg(floors), "noop": agg(noops)}
+            entry["ratio"] = metrics.ratio(entry["noop"]["wall_s"], entry["floor"]["wall_s"])
+            entry["cpu_ratio"] = metrics.ratio(entry["noop"]["cpu_s_per_host"], entry["floor"]["cpu_s_per_host"])
+            entry["memory_ratio"] = metrics.ratio(entry["noop"]["peak_pss_bytes"], entry["floor"]["peak_pss_bytes"])
+            sec["by_hosts"][str(n)] = entry
+        by = sec["by_hosts"]
         lo, hi = str(min(cfg.noop_hosts)), str(max(cfg.noop_hosts))
-        if self.deployed and lo != hi:
-            figs["scaling"] = {"from": int(lo), "to": int(hi),
-                               "ratio": metrics.ratio(by[hi]["noop"]["wall_s"], by[lo]["noop"]["wall_s"]),
-                               "floor_ratio": metrics.ratio(by[hi]["floor"]["wall_s"], by[lo]["floor"]["wall_s"])}
+        if lo != hi:
+            sec["scaling"] = {"from": int(lo), "to": int(hi),
+                              "ratio": metrics.ratio(by[hi]["noop"]["wall_s"], by[lo]["noop"]["wall_s"]),
+                              "floor_ratio": metrics.ratio(by[hi]["floor"]["wall_s"], by[lo]["floor"]["wall_s"])}
 
     def section_prefetch(self):
         cfg = self.cfg
@@ -433,9 +513,11 @@ class Bench:
         if any(rcs):
             self.results["errors"].append("sha256sum floor failed on %s" % [h for h, rc in zip(hosts, rcs) if rc])
         figs["sha256sum_speedup"] = metrics.ratio(figs["sha256sum_s"], noop["wall_s"])
-        floor = self.playbook("floor (minimal facts + compose no-op)", "bench/playbooks/floor.yml", n, expect_noop=True)
-        figs["noop_floor"] = pick(floor)
-        figs["noop_vs_floor"] = metrics.ratio(noop["wall_s"], floor["wall_s"])
+        if self.ensure_deployed(1):
+            floor = self.playbook("floor (npu-smi + 1 compose no-op)", "bench/playbooks/floor.yml", n, extra=self.floor_extra(1),
+                                  expect_noop=True)
+            figs["noop_floor"] = pick(floor)
+            figs["noop_vs_floor"] = metrics.ratio(noop["wall_s"], floor["wall_s"])
         for h in hosts:
             dexec(h, "rm -rf %s/%s" % (MODEL_DIR, cfg.model), check=False)
 
@@ -457,16 +539,17 @@ class Bench:
             handle.write(inventory.render(self.fleet[:n], host_vars={"ansible_connection": "docker"}))
         env = {"ANSIBLE_STRATEGY_PLUGINS": strategy_dir, "ANSIBLE_STRATEGY": "mitogen_linear"}
         figs = self.results["figures"].setdefault("mitogen", {"hosts": n, "path": cfg.mitogen})
-        books = [("floor", "bench/playbooks/floor.yml")] if self.ensure_floor() else []
-        if self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml") is None and self.ensure_deployed():
+        books = []
+        if self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml") is None and self.ensure_deployed(1):
             # The rollouts left the fleet on another image: converge back first (not timed), so
             # both measured runs are no-ops.
             self.playbook("converge to the default image (untimed)", "playbooks/deploy-qwen.yml", n,
-                          extra=["-e", "vllm_compose_serial=100%"])
-            books.append(("noop", "playbooks/deploy-qwen.yml"))
-        for key, book in books:
-            stock = self.playbook("%s, stock" % key, book, n, expect_noop=True)
-            mito = self.playbook("%s, mitogen_linear" % key, book, n, expect_noop=True, inv=inv, env_extra=env)
+                          extra=self.deployments_extra(1) + ["-e", "vllm_compose_serial=100%"])
+            books = [("floor", "bench/playbooks/floor.yml", self.floor_extra(1)),
+                     ("noop", "playbooks/deploy-qwen.yml", self.deployments_extra(1))]
+        for key, book, extra in books:
+            stock = self.playbook("%s, stock" % key, book, n, extra=extra, expect_noop=True)
+            mito = self.playbook("%s, mitogen_linear" % key, book, n, extra=extra, expect_noop=True, inv=inv, env_extra=env)
             # Only two runs that did the same work compare: both succeeded and changed the same.
             same = mito["ok"] and stock["ok"] and mito["changed"] == stock["changed"]
             figs[key] = {"stock": pick(stock), "mitogen": pick(mito),
@@ -503,8 +586,8 @@ class Bench:
         if why:
             self.not_measured("rolling image-tag rollout", why)
             return
-        if not self.ensure_deployed():
-            self.not_measured("rolling image-tag rollout", "the first deploy failed")
+        if not self.ensure_deployed(1):
+            self.not_measured("rolling image-tag rollout", "deploying one deployment per host failed")
             return
         figs = self.results["figures"].setdefault("rollout", {"runs": []})
         # Every run targets an image no host runs yet, so every host of it changes (the fleet
@@ -523,8 +606,10 @@ class Bench:
             time.sleep(2)
             t_start = time.time()
             rec = self.playbook("rollout serial %s -> %s" % (serial, target), "playbooks/deploy-qwen.yml", n,
-                                extra=["-e", "ascendfleet_image_version=%s" % version, "-e", "ascendfleet_image_os=%s" % flavour,
-                                       "-e", "vllm_compose_serial=%s" % serial])
+                                extra=self.deployments_extra(1) + [
+                                    "-e", "%s=%s" % ("ascendfleet_image_version", version),
+                                    "-e", "%s=%s" % ("ascendfleet_image_os", flavour),
+                                    "-e", "vllm_compose_serial=%s" % serial])
             t_end = time.time()
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not all(s and s[-1][1] for s in poller.samples.values()):
@@ -570,11 +655,15 @@ class Bench:
         t0 = time.monotonic()
         try:
             self.up()
-            for section in ("noop", "prefetch", "rollout", "mitogen"):
+            # The one-deployment no-op first, then prefetch and rollouts on that fleet, then the
+            # sections with more deployments (the rollouts measure one endpoint per host).
+            first, more = cfg.noop_deployments[:1], cfg.noop_deployments[1:]
+            plan = [("noop", d) for d in first] + [("prefetch", None), ("rollout", None)] + [("noop", d) for d in more] + [("mitogen", None)]
+            for section, arg in plan:
                 if section not in cfg.sections:
                     continue
                 try:
-                    getattr(self, "section_" + section)()
+                    getattr(self, "section_" + section)(*([] if arg is None else [arg]))
                 except Exception as exc:  # pylint: disable=broad-except
                     # A section that breaks is reported and the others still run.
                     self.results["errors"].append("%s: %s" % (section, exc))
@@ -588,6 +677,60 @@ class Bench:
 
 
 # -------------------------------------------------------------------- helpers
+def snapshot(roots, skip, hash_below=1 << 20):
+    """{path: (size, mtime_ns, sha256 or None)} of the regular files under ``roots`` (symlinks not
+    followed; files of ``hash_below`` bytes and more are not hashed), leaving out directories
+    named in SNAPSHOT_SKIP_NAMES and the absolute paths in ``skip``."""
+    out = {}
+    for root in roots:
+        for top, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in SNAPSHOT_SKIP_NAMES and os.path.join(top, d) not in skip]
+            for name in files:
+                path = os.path.join(top, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                if os.path.islink(path):
+                    continue
+                digest = None
+                if st.st_size < hash_below:
+                    try:
+                        with open(path, "rb") as handle:
+                            digest = hashlib.sha256(handle.read()).hexdigest()
+                    except OSError:
+                        pass
+                out[path] = (st.st_size, st.st_mtime_ns, digest)
+    return out
+
+
+def snapshot_changes(before, after, rel_to):
+    """``[path, how]`` (path relative to ``rel_to``; how: created, removed, changed, or
+    "rewritten" with the same bytes) for every file that differs between two snapshot()s."""
+    out = []
+    for p in sorted(set(before) | set(after)):
+        old, new = before.get(p), after.get(p)
+        if old == new:
+            continue
+        how = ("created" if old is None else "removed" if new is None
+               else "rewritten" if old[2] is not None and old[:1] + old[2:] == new[:1] + new[2:] else "changed")
+        out.append([os.path.relpath(p, rel_to), how])
+    return out
+
+
+def bench_deployments(count, sim_vars=SIM_COMPOSE_VARS):
+    """The first ``count`` deployments of the bench: the sim inventory's own (compose.yml), then
+    SECOND_DEPLOYMENT."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    with open(sim_vars, encoding="utf-8") as handle:
+        data = yaml.safe_load(handle) or {}
+    own = data.get("ascendfleet_deployments") or []
+    deps = [dict(d) for d in own if d.get("name") != SECOND_DEPLOYMENT["name"]][:1] + [dict(SECOND_DEPLOYMENT)]
+    if count > len(deps):
+        raise ValueError("%d deployments per host asked, the bench has %d (%s)" % (count, len(deps), sim_vars))
+    return deps[:count]
+
+
 def count_lines(path, hosts):
     """Per-run counts from the bench_count callback's lines (see its docstring)."""
     on_host, by_module, by_task, tasks = {}, {}, {}, {}
@@ -696,8 +839,8 @@ def changed_tasks(text):
 
 def pick(rec):
     keys = ("wall_s", "cpu_s", "cpu_s_per_host", "peak_rss_bytes", "peak_pss_bytes", "rc", "ok", "changed", "changed_hosts",
-            "changed_control", "noop_ok",
-            "failed", "hosts", "log", "load_avg")
+            "changed_control", "changed_recap_all", "control_files_changed", "control_files_judged", "control_files_unjudged", "noop_ok",
+            "failed", "hosts", "log", "load_avg", "tasks_ok_per_host", "tasks_skipped_per_host")
     out = {k: rec[k] for k in keys}
     for key in ("modules_per_host", "modules_on_hosts_per_host", "modules_on_control_node", "commands_per_module",
                 "transfers", "by_module", "by_task", "slowest_tasks"):
@@ -717,6 +860,11 @@ def agg(recs):
     out["walls"] = [r["wall_s"] for r in recs]
     out["ok"] = all(r["ok"] for r in recs)
     out["noop_ok"] = all(r["noop_ok"] for r in recs)
+    # What any of the runs changed (a no-op that changes something once is not a no-op).
+    out["changed_tasks"] = sorted({t for r in recs for t in r["changed_tasks"]})
+    out["control_files_changed"] = sorted({tuple(f) for r in recs for f in (r["control_files_changed"] or [])})
+    out["changed_recap_all"] = max(r["changed_recap_all"] for r in recs)
+    out["control_files_judged"] = any(r["control_files_judged"] for r in recs)
     return out
 
 
@@ -795,6 +943,14 @@ def main():
     bench = Bench(cfg)
     results = bench.run()
     import report  # pylint: disable=import-outside-toplevel
+    previous = None
+    try:
+        with open(os.path.join(HERE, "results", "latest.json"), encoding="utf-8") as handle:
+            previous = json.load(handle)
+    except (OSError, ValueError):
+        pass
+    results["previous_run"] = (previous or {}).get("started")
+    results["goals"] = report.goals(results, previous)
     text = report.figures_text(results)
     print(text, flush=True)
     out_json = os.path.join(cfg.work, "latest.json")

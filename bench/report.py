@@ -1,8 +1,8 @@
 """Text and Markdown of the benchmark results (bench/bench.py writes docs/benchmarks.md)."""
 
 GOALS = {
-    "noop_ratio": 2.0, "noop_scaling": 2.5, "modules_per_host": 15, "fanout_ratio": 1.3,
-    "hub_models": 1.0, "sha256_speedup": 20.0, "rollout_overhead_s": 10.0,
+    "noop_ratio": 2.0, "cpu_ratio": 2.0, "memory_ratio": 1.5, "modules_per_host": 15, "fanout_ratio": 1.3,
+    "hub_models": 1.0, "sha256_speedup": 20.0, "rollout_overhead_s": 10.0, "first_deploy_vs_previous": 1.25,
 }
 
 
@@ -31,39 +31,177 @@ def _goal(value, goal, higher_is_better=False):
     return ("met" if met else "NOT met") + " (%s %s)" % (">=" if higher_is_better else "<=", _f(float(goal), 1))
 
 
+def _sections(results):
+    """[(deployments per host, section), ...] of the no-op figures, fewest deployments first."""
+    by = ((results.get("figures") or {}).get("noop") or {}).get("by_deployments") or {}
+    return sorted(((int(d), sec) for d, sec in by.items()), key=lambda kv: kv[0])
+
+
+def _cost(rec, floor):
+    """Where a no-op's cost goes, as measured, against its floor (the reason of a goal not met)."""
+    return ("per host %s modules (floor %s), %s tasks ok + %s skipped (floor %s + %s); slowest tasks: %s" % (
+        _f(rec.get("modules_per_host")), _f(floor.get("modules_per_host")),
+        _f(rec.get("tasks_ok_per_host")), _f(rec.get("tasks_skipped_per_host")),
+        _f(floor.get("tasks_ok_per_host")), _f(floor.get("tasks_skipped_per_host")),
+        "; ".join("%s %.1f s" % (k, v) for k, v in (rec.get("slowest_tasks") or [])[:3]) or "-"))
+
+
+def _what_changed(rec):
+    parts = []
+    if rec.get("changed_tasks"):
+        parts.append("tasks reporting changed: " + "; ".join(rec["changed_tasks"]))
+    if rec.get("control_files_changed"):
+        parts.append("control-node files written: " + ", ".join(f if isinstance(f, str) else "%s (%s)" % tuple(f) for f in rec["control_files_changed"][:8]))
+    if not parts and rec.get("changed_recap_all"):
+        parts.append("recap changed=%d" % rec["changed_recap_all"])
+    if not parts and not rec.get("ok", True):
+        parts.append("the run failed (%s)" % rec.get("log"))
+    return "; ".join(parts)
+
+
+def _verdict(value, limit, higher_is_better=False):
+    if value is None or limit is None:
+        return None
+    return value >= limit if higher_is_better else value <= limit
+
+
+def goals(results, previous=None):
+    """Every goal of issue 14 with its figure, the floor from the same run, the limit and whether
+    it is met (None: not measured); ``why`` names the measured reason of a goal not met.
+    ``previous``: the results of the run before (bench/results/latest.json), for the figures
+    whose goal is "no slower than before" and that have no floor of their own."""
+    out = []
+
+    def add(goal, figure, value, floor, ratio, limit, met, why="", unit=""):
+        out.append({"goal": goal, "figure": figure, "value": value, "floor": floor, "ratio": ratio, "limit": limit,
+                    "met": met, "why": why if met is False else "", "unit": unit})
+
+    for d, sec in _sections(results):
+        by = sec.get("by_hosts") or {}
+        ns = sorted(by, key=int)
+        for n in ns:
+            e = by[n]
+            nr, fl = e.get("noop") or {}, e.get("floor") or {}
+            add("no-op re-run <= %.1fx the floor" % GOALS["noop_ratio"], "no-op deploy-qwen.yml, %d deployment(s), N=%s" % (d, n),
+                nr.get("wall_s"), fl.get("wall_s"), e.get("ratio"), GOALS["noop_ratio"], _verdict(e.get("ratio"), GOALS["noop_ratio"]),
+                _cost(nr, fl), " s")
+            add("control-node CPU per host <= %.1fx the floor's" % GOALS["cpu_ratio"],
+                "CPU per host, %d deployment(s), N=%s" % (d, n), nr.get("cpu_s_per_host"), fl.get("cpu_s_per_host"), e.get("cpu_ratio"),
+                GOALS["cpu_ratio"], _verdict(e.get("cpu_ratio"), GOALS["cpu_ratio"]), _cost(nr, fl), " s")
+        if ns:
+            top = by[ns[-1]]
+            nr, fl = top.get("noop") or {}, top.get("floor") or {}
+            add("control-node peak memory <= %.1fx the floor's at the largest N" % GOALS["memory_ratio"],
+                "peak PSS, %d deployment(s), N=%s" % (d, ns[-1]), nr.get("peak_pss_bytes"), fl.get("peak_pss_bytes"), top.get("memory_ratio"),
+                GOALS["memory_ratio"], _verdict(top.get("memory_ratio"), GOALS["memory_ratio"]),
+                "peak PSS %s vs the floor's %s (RSS %s vs %s)" % (_mib(nr.get("peak_pss_bytes")), _mib(fl.get("peak_pss_bytes")),
+                                                              _mib(nr.get("peak_rss_bytes")), _mib(fl.get("peak_rss_bytes"))), " B")
+        sc = sec.get("scaling")
+        if sc:
+            add("scaling: no-op N=%d/N=%d no worse than the floor's own" % (sc["to"], sc["from"]),
+                "no-op N=%d / N=%d, %d deployment(s)" % (sc["to"], sc["from"], d), sc.get("ratio"), sc.get("floor_ratio"),
+                _ratio(sc.get("ratio"), sc.get("floor_ratio")), 1.0, _verdict(_ratio(sc.get("ratio"), sc.get("floor_ratio")), 1.0),
+                "the no-op grows %sx from N=%d to N=%d, the floor %sx: per-host work the floor does not do (%s)" % (
+                    _f(sc.get("ratio"), 2), sc["from"], sc["to"], _f(sc.get("floor_ratio"), 2),
+                    _cost((by.get(str(sc["to"])) or {}).get("noop") or {}, (by.get(str(sc["to"])) or {}).get("floor") or {})), "x")
+        runs = [(n, (by[n].get("noop") or {})) for n in ns]
+        bad = [(n, r) for n, r in runs if not r.get("noop_ok")]
+        if runs:
+            judged = [n for n, r in runs if r.get("control_files_judged")]
+            add("the no-op changes nothing anywhere, control node included",
+                "no-op, %d deployment(s), N=%s (control-node files judged at N=%s)" % (d, ",".join(ns), ",".join(judged) or "none"),
+                len(bad), 0, None, 0, not bad, "; ".join("N=%s: %s" % (n, _what_changed(r)) for n, r in bad))
+    pf = (results.get("figures") or {}).get("prefetch") or {}
+    if "fanout" in pf:
+        add("prefetch fan-out <= %.1fx one hub download + a parallel rsync" % GOALS["fanout_ratio"],
+            "prefetch fan-out %s to %d hosts" % (_gib(pf["model_bytes"]), pf["hosts"]), pf["fanout"]["wall_s"], pf.get("floor_s"),
+            pf.get("fanout_ratio"), GOALS["fanout_ratio"], _verdict(pf.get("fanout_ratio"), GOALS["fanout_ratio"]),
+            "fan-out %s s vs hub GET %s s + parallel rsync %s s; slowest tasks: %s" % (
+                _f(pf["fanout"]["wall_s"]), _f(pf.get("floor_hub_get_s")), _f(pf.get("floor_rsync_s")),
+                "; ".join("%s %.1f s" % (k, v) for k, v in (pf["fanout"].get("slowest_tasks") or [])[:3])), " s")
+        complete = pf["fanout"].get("hosts_complete") == pf["hosts"]
+        once = pf.get("hub_models_served") is not None and abs(pf["hub_models_served"] - 1.0) < 1e-6
+        add("the hub serves each byte once per fleet", "hub bytes for the fan-out", pf.get("hub_bytes"), pf.get("model_bytes"),
+            pf.get("hub_models_served"), 1.0, once and complete,
+            "hub served %s for a %s model; %s of %d hosts complete" % (_gib(pf.get("hub_bytes")), _gib(pf.get("model_bytes")),
+                                                                      pf["fanout"].get("hosts_complete"), pf["hosts"]), " B")
+    nf = (results.get("figures") or {}).get("noop") or {}
+    fd = nf.get("first_deploy")
+    if fd:
+        prev = ((previous or {}).get("figures") or {}).get("noop", {}).get("first_deploy")
+        # Only a first deploy of the same fleet compares (the hosts deploy in parallel).
+        if prev and (prev.get("hosts"), prev.get("deployments", 1)) != (fd["hosts"], fd.get("deployments", 1)):
+            prev = None
+        prev_v = prev["wall_s"] / prev["hosts"] if prev else None
+        value = fd.get("wall_s_per_host")
+        ratio = _ratio(value, prev_v)
+        add("the first deploy stays as it is (within %.2fx the previous run's, wall per host)" % GOALS["first_deploy_vs_previous"],
+            "first deploy, N=%d, %s deployment(s)" % (fd["hosts"], fd.get("deployments", 1)), value, prev_v, ratio,
+            GOALS["first_deploy_vs_previous"], _verdict(ratio, GOALS["first_deploy_vs_previous"]),
+            "%s s per host against %s s in the previous run (load %s then, %s now)" % (
+                _f(value), _f(prev_v), " ".join("%.1f" % x for x in (prev or {}).get("load_avg", [])),
+                " ".join("%.1f" % x for x in fd.get("load_avg", []))), " s")
+    for r in ((results.get("figures") or {}).get("rollout") or {}).get("runs", []):
+        what = "rollout serial %s (batch %d), N=%d" % (r["serial"], r["batch"], r["hosts"])
+        add("rollout overhead per host <= %.0f s beyond the server's own start" % GOALS["rollout_overhead_s"], what,
+            r["overhead"]["max"], r["startup"]["median"], None, GOALS["rollout_overhead_s"],
+            _verdict(r["overhead"]["max"], GOALS["rollout_overhead_s"]),
+            "longest outage %s s, the stand-in's start-up %s s (median)" % (_f(r["unavailability"]["max"]), _f(r["startup"]["median"])), " s")
+        add("capacity during a rollout never below N - batch", what, r["capacity_min"], r["capacity_floor"], None, r["capacity_floor"],
+            r["capacity_ok"] if r["capacity_min"] is not None else None,
+            "%s endpoints answered at the lowest, N - batch = %d" % (r["capacity_min"], r["capacity_floor"]))
+    return out
+
+
+def _goal_value(g, key):
+    v = g[key]
+    if g["unit"] == " B":
+        return _mib(v) if key != "ratio" else _f(v, 2, "x")
+    if key == "ratio":
+        return _f(v, 2, "x")
+    return _f(v, 2 if isinstance(v, float) and abs(v) < 10 else 1, g["unit"] if isinstance(v, (int, float)) and not isinstance(v, bool) else "")
+
+
+def goal_rows(gs):
+    """(goal, figure, value, floor, ratio, verdict) rows of goals()."""
+    return [(g["goal"], g["figure"], _goal_value(g, "value"), _goal_value(g, "floor"), _goal_value(g, "ratio"),
+             "-" if g["met"] is None else ("met" if g["met"] else "NOT met: " + g["why"])) for g in gs]
+
+
 def rows(results):
     """(figure, value, floor, ratio, goal) rows for every measured figure."""
     out = []
     figs = results.get("figures", {})
     noop = figs.get("noop") or {}
-    for n, e in sorted((noop.get("by_hosts") or {}).items(), key=lambda kv: int(kv[0])):
-        fl = e.get("floor") or {}
-        if "noop" in e:
-            nr = e["noop"]
-            if not nr["noop_ok"]:
-                note = " (changed=%d on the hosts: not a no-op!)" % nr.get("changed_hosts", nr["changed"])
-            elif nr.get("changed_control"):
-                note = " (hosts unchanged; %d report file(s) rewritten on the control node)" % nr["changed_control"]
+    fd = noop.get("first_deploy")
+    if fd:
+        out.append(("first deploy (deploy-qwen.yml, serial 100%%, %d deployment(s)), N=%d" % (fd.get("deployments", 1), fd["hosts"]),
+                    _f(fd["wall_s"], 1, " s") + ("" if fd["ok"] else " (FAILED)"), "-", "-", "-"))
+    for d, sec in _sections(results):
+        for n, e in sorted((sec.get("by_hosts") or {}).items(), key=lambda kv: int(kv[0])):
+            fl, nr = e.get("floor") or {}, e.get("noop") or {}
+            if not nr.get("noop_ok", True):
+                note = " (not a no-op: %s)" % _what_changed(nr)
             else:
                 note = ""
-            out.append(("no-op re-run deploy-qwen.yml, N=%s" % n, _f(nr["wall_s"], 1, " s") + note,
+            out.append(("no-op re-run deploy-qwen.yml, %d dep., N=%s" % (d, n), _f(nr.get("wall_s"), 1, " s") + note,
                         _f(fl.get("wall_s"), 1, " s") + " floor playbook", _f(e.get("ratio"), 2, "x"),
                         _goal(e.get("ratio"), GOALS["noop_ratio"])))
-            out.append(("module executions per host (no-op, N=%s)" % n,
-                        "%s (%s on the host, %d on the control node)" % (_f(nr["modules_per_host"], 1), _f(nr["modules_on_hosts_per_host"], 1),
-                                                                         nr["modules_on_control_node"]),
-                        _f(fl.get("modules_per_host"), 1) + " floor", _f(_ratio(nr["modules_per_host"], fl.get("modules_per_host")), 1, "x"),
-                        _goal(nr["modules_per_host"], GOALS["modules_per_host"])))
-            out.append(("control node CPU per host (no-op, N=%s)" % n, _f(nr["cpu_s_per_host"], 2, " s"),
-                        _f(fl.get("cpu_s_per_host"), 2, " s") + " floor", _f(_ratio(nr["cpu_s_per_host"], fl.get("cpu_s_per_host")), 2, "x"), "-"))
-            out.append(("control node peak memory (no-op, N=%s)" % n, _mib(nr["peak_pss_bytes"]) + " PSS",
-                        _mib(fl.get("peak_pss_bytes")) + " floor", _f(_ratio(nr["peak_pss_bytes"], fl.get("peak_pss_bytes")), 2, "x"), "-"))
-        else:
-            out.append(("floor playbook, N=%s" % n, _f(fl.get("wall_s"), 1, " s"), "-", "-", "-"))
-    sc = noop.get("scaling")
-    if sc:
-        out.append(("no-op N=%d vs N=%d" % (sc["to"], sc["from"]), _f(sc["ratio"], 2, "x"),
-                    _f(sc["floor_ratio"], 2, "x") + " floor's own", "-", _goal(sc["ratio"], GOALS["noop_scaling"])))
+            out.append(("  module executions per host", "%s (%s on the host, %s on the control node)" % (
+                _f(nr.get("modules_per_host"), 1), _f(nr.get("modules_on_hosts_per_host"), 1), _f(nr.get("modules_on_control_node"))),
+                        _f(fl.get("modules_per_host"), 1) + " floor", _f(_ratio(nr.get("modules_per_host"), fl.get("modules_per_host")), 1, "x"),
+                        _goal(nr.get("modules_per_host"), GOALS["modules_per_host"])))
+            out.append(("  tasks per host (ok + skipped)", "%s + %s" % (_f(nr.get("tasks_ok_per_host")), _f(nr.get("tasks_skipped_per_host"))),
+                        "%s + %s floor" % (_f(fl.get("tasks_ok_per_host")), _f(fl.get("tasks_skipped_per_host"))), "-", "-"))
+            out.append(("  control node CPU per host", _f(nr.get("cpu_s_per_host"), 2, " s"),
+                        _f(fl.get("cpu_s_per_host"), 2, " s") + " floor", _f(e.get("cpu_ratio"), 2, "x"), _goal(e.get("cpu_ratio"), GOALS["cpu_ratio"])))
+            out.append(("  control node peak memory", _mib(nr.get("peak_pss_bytes")) + " PSS",
+                        _mib(fl.get("peak_pss_bytes")) + " floor", _f(e.get("memory_ratio"), 2, "x"), "-"))
+        sc = sec.get("scaling")
+        if sc:
+            out.append(("no-op N=%d vs N=%d, %d dep." % (sc["to"], sc["from"], d), _f(sc["ratio"], 2, "x"),
+                        _f(sc["floor_ratio"], 2, "x") + " floor's own", "-",
+                        _goal(_ratio(sc["ratio"], sc["floor_ratio"]), 1.0) + " vs the floor's"))
     pf = figs.get("prefetch") or {}
     if "fanout" in pf:
         out.append(("prefetch fan-out %s to %d hosts" % (_gib(pf["model_bytes"]), pf["hosts"]), _f(pf["fanout"]["wall_s"], 1, " s"),
@@ -125,6 +263,9 @@ def figures_text(results):
         results.get("started"), " ".join("%.1f" % x for x in results["machine"]["load_avg_start"])), "=" * 100]
     for fig, value, floor, ratio, goal in rows(results):
         lines.append("%-58s %-22s | floor %-40s | %-16s | goal %s" % (fig, value, floor, ratio, goal))
+    lines.append("-" * 100)
+    for goal, fig, value, floor, ratio, verdict in goal_rows(results.get("goals") or []):
+        lines.append("GOAL %-62s %-48s %s (floor %s, %s): %s" % (goal, fig, value, floor, ratio, verdict))
     for nm in results.get("not_measured", []):
         lines.append("NOT MEASURED: %s: %s" % (nm["what"], nm["why"]))
     for err in results.get("errors", []):
@@ -156,9 +297,24 @@ def markdown(results):
             m["cores"], m["cpu"], m["memory_bytes"] / 1073741824.0, m["kernel"], m["docker"], m["ansible_core"], m["python"]),
         "- Load average (1, 5, 15 min) at the start: %s; at the end: %s (the machine is shared with other jobs)" % (
             ", ".join("%.2f" % x for x in m["load_avg_start"]), ", ".join("%.2f" % x for x in m.get("load_avg_end", []))),
-        "- Sizes: no-op on N = %s; prefetch %.2f GiB in %d shards to %d hosts; rollouts %s; repeat %d" % (
-            ", ".join(str(n) for n in cfg["noop_hosts"]), cfg["prefetch_bytes"] / 1073741824.0, cfg["prefetch_shards"],
+        "- Sizes: no-op on N = %s with %s deployment(s) per host; prefetch %.2f GiB in %d shards to %d hosts; rollouts %s; repeat %d" % (
+            ", ".join(str(n) for n in cfg["noop_hosts"]), " and ".join(str(d) for d in cfg.get("noop_deployments", [1])), cfg["prefetch_bytes"] / 1073741824.0, cfg["prefetch_shards"],
             cfg["prefetch_hosts"], ", ".join("serial %s over %d hosts" % (s, n) for s, n in cfg["rollouts"]), cfg["repeat"]),
+        "",
+        "",
+        "## Goals (issue 14)",
+        "",
+        "Every goal with its figure, the floor measured in the same run, and whether it is met; for one",
+        "not met, the measured reason. The benchmark never fails on speed.",
+        "",
+        "| Goal | Figure | Value | Floor (same run) | Ratio | Met |",
+        "|---|---|---|---|---|---|",
+    ]
+    for goal, fig, value, floor, ratio, verdict in goal_rows(results.get("goals") or []):
+        out.append("| %s | %s | %s | %s | %s | %s |" % (goal, fig, value, floor, ratio, verdict.replace("|", "/")))
+    out += [
+        "",
+        "## All figures",
         "",
         "| Figure | Value | Floor (same run) | Ratio | Goal |",
         "|---|---|---|---|---|",
@@ -171,13 +327,13 @@ def markdown(results):
     if results.get("errors"):
         out += ["", "Harness errors in this run:", ""]
         out += ["- %s" % e for e in results["errors"]]
-    noop = (results.get("figures") or {}).get("noop") or {}
     worst = None
-    for e in (noop.get("by_hosts") or {}).values():
-        if "noop" in e:
-            worst = e["noop"]
+    for _, sec in _sections(results):
+        for _, e in sorted((sec.get("by_hosts") or {}).items(), key=lambda kv: int(kv[0])):
+            if e.get("noop"):
+                worst = e["noop"]
     if worst:
-        out += ["", "Module executions of the no-op re-run at N=%d (all hosts), by task:" % worst["hosts"], ""]
+        out += ["", "Module executions of the no-op re-run with the most deployments at N=%d (all hosts), by task:" % worst["hosts"], ""]
         out += ["| Task | Executions |", "|---|---|"]
         # (results JSON is written with sorted keys: order by count here)
         out += ["| %s | %d |" % (k, v) for k, v in sorted(worst.get("by_task", {}).items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -193,13 +349,14 @@ def markdown(results):
 METHOD = """## Reproduce
 
 ```sh
-make bench                      # about 15-20 min here; BENCH_QUICK=1 make bench for a smaller, faster pass
-BENCH_NOOP_HOSTS=1,4,8 BENCH_PREFETCH_SIZE=4GiB BENCH_PREFETCH_HOSTS=8 BENCH_ROLLOUTS=1@8,25%@8 make bench
+make bench                      # BENCH_QUICK=1 make bench for a smaller, faster pass
+BENCH_NOOP_HOSTS=1,4,8,16 BENCH_NOOP_DEPLOYMENTS=2 BENCH_PREFETCH_SIZE=4GiB BENCH_PREFETCH_HOSTS=8 BENCH_ROLLOUTS=1@8,25%@8 make bench
 ```
 
-Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8`), `BENCH_PREFETCH_SIZE`
+Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8,16`; quick `1,2`),
+`BENCH_NOOP_DEPLOYMENTS` (deployments per host of each no-op section, default `1,2`), `BENCH_PREFETCH_SIZE`
 (`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@4,25%@8`:
-serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`3`), `BENCH_SECTIONS`
+serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`2`: before and after the no-op), `BENCH_SECTIONS`
 (`noop,prefetch,rollout`), `BENCH_MITOGEN` (a directory holding `ansible_mitogen`, e.g. an unpacked
 mitogen wheel: adds stock-vs-`mitogen_linear` runs), `BENCH_NOTE` (a line about the tree
 measured), `BENCH_KEEP=1` (leave the fleet up), `BENCH_HUB_PORT` (`18180`),
@@ -211,18 +368,37 @@ The benchmark never fails on speed: it exits non-zero only when the harness itse
 The harness brings up its own fleet with `tests/sim/fleet.sh` (`ASCENDFLEET_SIM_INVENTORY` = a
 generated inventory of N hosts `ascendfleet-bench-NN`, the first with the seed's profile
 `seed-910b2`, the others `idle-910b3`; `ASCENDFLEET_SIM_NETWORK=ascendfleet-bench`;
-`ASCENDFLEET_SIM_HUB=0`) and its own stand-in hub `ascendfleet-bench-hub` (network alias
-`ascendfleet-sim-hub`, so the sim group_vars reach it; published on 127.0.0.1:18180; a config with
-the benchmark's multi-GiB model). The inventories for N = 1, 4, 8 are the first N hosts of one fleet
-and carry a copy of `inventories/sim/group_vars`. Every playbook runs with the repository's
+`ASCENDFLEET_SIM_HUB=0`; `ASCENDFLEET_SIM_WITH_REGISTRY=0`: the sim vars deliver images as archives, and
+the shared `ascendfleet-sim-registry` of the demo fleet and molecule is neither started nor removed)
+and its own stand-in hub `ascendfleet-bench-hub` (network alias `ascendfleet-sim-hub`, so the sim
+group_vars reach it; published on 127.0.0.1:18180; a config with the benchmark's multi-GiB model and
+the second deployment's Qwen/Qwen3-8B). None of these names is used by `make sim-up`/`make demo`
+(`ascendfleet-sim-*`) or molecule (`sim-<scenario>`). The inventories for N = 1, 4, 8, 16 are the
+first N hosts of one fleet and carry a copy of `inventories/sim/group_vars`. Every playbook runs with the repository's
 `ansible.cfg`, so forks, pipelining and fact gathering are what users get. Everything is torn
 down at the end.
 
-1. **No-op re-run.** `playbooks/deploy-qwen.yml` is run once to deploy (the "first deploy" row),
-   then, per N, the floor and the re-run are timed back to back. The floor
-   (`bench/playbooks/floor.yml`) gathers minimal facts (`setup: gather_subset: [min]`) and runs one
-   `community.docker.docker_compose_v2` no-op per host on a one-container project prepared by
-   `bench/playbooks/floor_setup.yml` (not timed). A re-run that changes anything is flagged.
+1. **No-op re-run.** Per section of D deployments per host (`BENCH_NOOP_DEPLOYMENTS`: the sim
+   inventory's `qwen`, then also `chat`, Qwen3-8B on one card, port 8001), `playbooks/deploy-qwen.yml`
+   converges the whole fleet to those deployments (`-e @deployments-D.json`, serial 100%; the first
+   such run is the "first deploy" row, the others are not timed), then, per N (largest first), the floor, the re-run
+   and the floor again are timed back to back (the floors' median is the denominator). The floor
+   (`bench/playbooks/floor.yml`) is what an engineer would hand-write for the same fleet: per host
+   one `npu-smi info` read, and per deployment one `community.docker.docker_compose_v2`
+   (`state: present`, `pull: never`) on the Compose project vllm_compose deployed. The goals: the
+   re-run <= 2x the floor at every N and D; control-node CPU per host <= 2x the floor's; peak
+   memory <= 1.5x the floor's at the largest N; the re-run's own N=16/N=1 growth no worse than the
+   floor's. **Nothing changed anywhere**: a run counts as a no-op only when the recap shows
+   `changed=0` for every host, localhost included, no task printed `changed` (on a host or
+   delegated to the control node), and no file under the repository or the run's working
+   directory (where the reports go) was written, created or removed (size, mtime and sha256 of
+   every file, before and after; the harness's own logs are left out). The reports describe the
+   hosts of the run and what it did (a deploy reports "deployed", a no-op "unchanged"), so the
+   files are judged only on a no-op right after a no-op of the same inventory and deployments:
+   the largest N is measured first and its no-op twice (both timed, the median kept), the second
+   judged; the smaller N follow runs on more hosts (their files are recorded, not judged). Each goal not met is named with
+   where the cost went: module executions and tasks (ok + skipped) per host against the floor's,
+   and the slowest tasks.
    **Module executions** are counted by `bench/callback_plugins/bench_count.py`: it wraps
    `ActionBase._execute_module` (every AnsiballZ payload an action plugin runs, whichever plugin
    asked: `template` counts its `stat` and its `copy`, each `async_status` poll counts), plus
@@ -241,7 +417,7 @@ down at the end.
    on all N hosts at once (what re-hashing costs; the files are in the page cache, so this floor
    is CPU-bound and favours the re-hash), and vs the floor playbook on the same N hosts. The
    speed-up grows with the model: the no-op reads no model bytes, `sha256sum` reads them all.
-4. **Rollout.** `deploy-qwen.yml -e ascendfleet_image_version=<v> -e ascendfleet_image_os=<os>
+4. **Rollout** (one deployment per host, before the sections with more). `deploy-qwen.yml -e ascendfleet_image_version=<v> -e ascendfleet_image_os=<os>
    -e vllm_compose_serial=<s>` on the first N hosts, each run to a stand-in tag no host runs yet
    (v0.18.0rc1-openeuler, then v0.18.0rc1, ...), so every host of the run changes. A client thread per
    endpoint (`bench/benchlib/poller.py`) polls `GET /v1/models` every 0.25 s (2 s timeout) from

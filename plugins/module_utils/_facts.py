@@ -58,9 +58,11 @@ DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 CONTAINER_MODELS = "/root/.cache/modelscope/hub/models"
 # Host paths the vllm-ascend container mounts read-only (driver, npu-smi, dcmi): npu_verify
 # checks that each exists, vllm_compose mounts them.
+# The Ascend driver's NPU network tool (RoCE link, address, ping of each NPU).
+HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 HOST_MOUNTS = (
     "/usr/local/dcmi",
-    "/usr/local/Ascend/driver/tools/hccn_tool",
+    HCCN_TOOL,
     "/usr/local/bin/npu-smi",
     "/usr/local/Ascend/driver/lib64/",
     "/usr/local/Ascend/driver/version.info",
@@ -90,6 +92,9 @@ DEFAULTS = {
     "releases": [dict(row) for row in RELEASES],
     "families": sorted(FAMILY_VARIANT),
     "container_models": CONTAINER_MODELS,
+    # The head's data-parallel RPC port of a multi-node deployment: the vllm-ascend
+    # Qwen3.5-397B-A17B multi-node tutorial's --data-parallel-rpc-port (vLLM's own default is 29550).
+    "multinode_rpc_port": 13389,
 }
 
 

@@ -232,9 +232,15 @@ def effective_faults(profile):
     state = read_faults()
     health = {str(k): v for k, v in base.get("health", {}).items()}
     health.update({str(k): v for k, v in state.get("health", {}).items()})
+    link = {str(d): "DOWN" for d in base.get("link_down", [])}
+    link.update({str(k): v for k, v in state.get("link", {}).items()})
     return {
         "dcmi": bool(state.get("dcmi", base.get("dcmi", False))),
         "health": health,
+        "link": link,
+        "no_ip": {str(d) for d in base.get("no_ip", [])} ^ {str(d) for d in state.get("no_ip", [])},
+        "ping_silent": ({str(d) for d in base.get("ping_silent", [])}
+                        ^ {str(d) for d in state.get("ping_silent", [])}),
     }
 
 
@@ -663,35 +669,188 @@ def npu_smi(argv):
 
 
 # ----------------------------------------------------------------- hccn_tool
+HCCN_USAGE = ("Usage: hccn_tool -i <device_id> -<link|ip|net_health|fec> -g\n"
+              "       hccn_tool -i <device_id> -ping -g address <ip>\n"
+              "(simulator: only these getters are simulated)\n")
+PING_PACKETS = 3  # what the real tool sends by default (see README.md, ping)
+
+
+def chip_network(chip, faults):
+    """A chip's RoCE port as hccn_tool sees it: the profile's network, then the faults."""
+    net = dict(chip.get("network", {}))
+    dev = str(chip["device"])
+    net["link"] = faults["link"].get(dev, net.get("link", "UP"))
+    if dev in faults["no_ip"]:
+        net.pop("ip", None)
+    net["answers"] = bool(net.get("ip")) and net["link"] == "UP" and dev not in faults["ping_silent"]
+    return net
+
+
 def hccn_tool(argv):
     profile = load_profile(profile_path())
-    if effective_faults(profile)["dcmi"]:
+    faults = effective_faults(profile)
+    if faults["dcmi"]:
         sys.stdout.write("dcmi module initialize failed. ret is -8005\n")
         return 1
-    if len(argv) < 4 or argv[0] != "-i" or argv[-1] != "-g":
-        sys.stdout.write("Usage: hccn_tool -i <device_id> -<link|ip|net_health|fec> -g\n"
-                         "(simulator: only these getters are simulated)\n")
+    ping = len(argv) == 6 and argv[2:5] == ["-ping", "-g", "address"]
+    if len(argv) < 4 or argv[0] != "-i" or (argv[-1] != "-g" and not ping) or \
+            (argv[2] == "-ping" and not ping):
+        sys.stdout.write(HCCN_USAGE)
         return 1
     chip = next((c for _, c in all_chips(profile) if str(c["device"]) == argv[1]), None)
     if chip is None:
         sys.stdout.write("device id %s is invalid\n" % argv[1])
         return 1
-    net = chip.get("network", {})
+    net = chip_network(chip, faults)
     what = argv[2]
+    if ping:
+        return hccn_ping(chip, net, argv[5])
     if what == "-link":
-        sys.stdout.write("link status: %s\n" % net.get("link", "UP"))
+        sys.stdout.write("link status: %s\n" % net["link"])
     elif what == "-ip":
         if net.get("ip"):  # real tool prints nothing for a port without an address
             netmask = net.get("netmask", "255.255.255.0")
             sys.stdout.write("ipaddr:%s\nnetmask:%s\n" % (net["ip"], netmask))
     elif what == "-net_health":
-        sys.stdout.write("net health status: %s\n" % net.get("net_health", "Init"))
+        health = net.get("net_health", "Init")
+        if net["link"] != "UP" or str(chip["device"]) in faults["no_ip"]:
+            health = "Socket failed"  # the real state of a port that cannot reach its detect IP
+        sys.stdout.write("net health status: %s\n" % health)
     elif what == "-fec":
         sys.stdout.write("fec mode: %s\n" % net.get("fec", "no FEC mode"))
     else:
         sys.stdout.write("simulator: hccn_tool %s -g is not simulated\n" % what)
         return 1
     return 0
+
+
+def _icmp_checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
+    total = (total >> 16) + (total & 0xFFFF)
+    total += total >> 16
+    return ~total & 0xFFFF
+
+
+def icmp_echo(src, dst, seq, timeout):
+    """One real ICMP echo from the NPU's address (an alias on the sim host, see
+    sync_fabric) to dst; the round trip in seconds, or None when nothing came back."""
+    import socket
+    import struct
+    import time
+    ident = (os.getpid() ^ seq) & 0xFFFF
+    payload = b"ascendfleet-sim hccn ping"
+    header = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
+    packet = struct.pack("!BBHHH", 8, 0, _icmp_checksum(header + payload), ident, seq) + payload
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    except OSError:
+        return None
+    with sock:
+        try:
+            sock.bind((src, 0))  # fails when the port has no address up: nothing is sent
+            start = time.monotonic()
+            sock.sendto(packet, (dst, 0))
+        except OSError:
+            return None
+        deadline = start + timeout
+        for _ in range(256):  # other ICMP traffic is read and skipped, bounded
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            sock.settimeout(left)
+            try:
+                data, addr = sock.recvfrom(2048)
+            except OSError:
+                return None
+            ihl = (data[0] & 0x0F) * 4
+            kind, _, _, rid, rseq = struct.unpack("!BBHHH", data[ihl:ihl + 8])
+            if kind == 0 and rid == ident and rseq == seq and addr[0] == dst:
+                return time.monotonic() - start
+    return None
+
+
+def hccn_ping(chip, net, address):
+    """`hccn_tool -i N -ping -g address IP`, in the real output format (README.md)."""
+    import ipaddress
+    try:
+        ipaddress.IPv4Address(address)
+    except ValueError:
+        sys.stdout.write("address %s is invalid\n" % address)
+        return 1
+    timeout = float(os.environ.get("ASCENDFLEET_SIM_PING_TIMEOUT", "1") or 1)
+    lines = ["device %d PING %s" % (chip["device"], address)]
+    received = 0
+    for seq in range(PING_PACKETS):
+        rtt = icmp_echo(net["ip"], address, seq, timeout) if net["answers"] else None
+        if rtt is None:
+            lines.append("recv time out seq=%d" % seq)
+        else:
+            received += 1
+            lines.append("recv seq=%d,time=%.6fms" % (seq, rtt * 1000))
+    lines.append("%d packets transmitted, %d received, %.2f%% packet loss" % (
+        PING_PACKETS, received, 100.0 * (PING_PACKETS - received) / PING_PACKETS))
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0 if received == PING_PACKETS else 1  # the real tool fails on "recv time out seq"
+
+
+# -------------------------------------------------------------------- fabric
+# With "fabric" in the profile, every NPU port that is up, has an address and answers is an
+# IP alias (/32, label <if>:npuN) on the sim host's interface, plus a link route for its
+# subnet: NPUs of sim hosts on one Docker network then reach each other with real ICMP, and
+# a fault (link down, no address, silent) removes the alias, so peers really stop hearing it.
+def fabric_interface(profile):
+    explicit = os.environ.get("ASCENDFLEET_SIM_FABRIC_IFACE") or \
+        (profile.get("fabric") or {}).get("interface")
+    if explicit:
+        return explicit
+    with open("/proc/net/route", encoding="utf-8") as fh:
+        for line in fh.readlines()[1:]:
+            fields = line.split()
+            if len(fields) > 2 and fields[1] == "00000000":
+                return fields[0]
+    raise SimError("fabric: no default route to find the interface (set fabric.interface)")
+
+
+def _ip(*args):
+    import subprocess
+    return subprocess.run(["ip"] + list(args), capture_output=True, text=True, timeout=10,
+                          check=False)
+
+
+def sync_fabric(profile):
+    """Make the NPU aliases match the profile and the faults; returns the addresses up."""
+    if not profile.get("fabric") or root() != "/":
+        return []
+    import ipaddress
+    iface = fabric_interface(profile)
+    faults = effective_faults(profile)
+    want, subnets = {}, set()
+    for _, chip in all_chips(profile):
+        net = chip_network(chip, faults)
+        if net["answers"]:
+            want[net["ip"]] = "%s:npu%d" % (iface, chip["device"])
+            subnets.add(ipaddress.IPv4Interface(
+                "%s/%s" % (net["ip"], net.get("netmask", "255.255.255.0"))).network)
+    have = set()
+    for line in _ip("-o", "-4", "addr", "show", "dev", iface).stdout.splitlines():
+        fields = line.split()
+        if ":npu" in line and "inet" in fields:
+            addr = fields[fields.index("inet") + 1].split("/")[0]
+            if addr in want:
+                have.add(addr)
+            else:
+                _ip("addr", "del", addr + "/32", "dev", iface)
+    for addr, label in sorted(want.items()):
+        if addr not in have:
+            out = _ip("addr", "add", addr + "/32", "dev", iface, "label", label)
+            if out.returncode != 0 and "File exists" not in out.stderr:
+                raise SimError("fabric: ip addr add %s dev %s failed: %s" % (
+                    addr, iface, out.stderr.strip()))
+    for subnet in sorted(subnets):
+        _ip("route", "replace", str(subnet), "dev", iface, "scope", "link")
+    return sorted(want)
 
 
 # ---------------------------------------------------------- devices / faults
@@ -737,6 +896,11 @@ def set_compose_hidden(hidden):
     return touched
 
 
+FABRIC_FAULTS = {  # npu-sim-fault <cmd> <arg> N -> (state key, fault on)
+    "link": {"down": ("link", True), "up": ("link", False)},
+    "ip": {"clear": ("no_ip", True), "restore": ("no_ip", False)},
+    "ping": {"silent": ("ping_silent", True), "answer": ("ping_silent", False)},
+}
 FAULT_USAGE = """usage: npu-sim-fault <command>
   warning N             chip with /dev/davinciN reports Health Warning
   alarm N | critical N  same with Alarm / Critical
@@ -745,6 +909,9 @@ FAULT_USAGE = """usage: npu-sim-fault <command>
   remove-device N       delete /dev/davinciN
   restore-device N      recreate /dev/davinciN
   compose off|on        hide / restore the docker compose CLI plugin
+  link down|up N        NPU N's RoCE link DOWN / UP (hccn_tool -link -g; the fabric alias goes)
+  ip clear|restore N    NPU N has no address (hccn_tool -ip -g prints nothing) / has it again
+  ping silent|answer N  NPU N keeps link and address but peers' pings get no reply / get one
   status                print the fault state (JSON)
   clear                 undo every fault set with this command
 State: /run/ascendfleet-sim/faults.json (tmpfs: a container restart resets it to the profile).
@@ -757,11 +924,14 @@ def npu_sim_fault(argv):
     state = read_faults()
     state.setdefault("health", {})
 
-    def device_arg():
-        if len(argv) != 2 or not argv[1].isdigit() or int(argv[1]) not in devices:
+    def device_arg_at(pos):
+        if len(argv) != pos + 1 or not argv[pos].isdigit() or int(argv[pos]) not in devices:
             raise SimError("npu-sim-fault %s: give a device index N of /dev/davinciN, one of %s"
-                           % (argv[0], sorted(devices)))
-        return int(argv[1])
+                           % (" ".join(argv[:pos]), sorted(devices)))
+        return int(argv[pos])
+
+    def device_arg():
+        return device_arg_at(1)
 
     if not argv or argv[0] in ("-h", "--help"):
         sys.stdout.write(FAULT_USAGE)
@@ -787,6 +957,20 @@ def npu_sim_fault(argv):
     elif cmd == "compose" and len(argv) == 2 and argv[1] in ("on", "off"):
         set_compose_hidden(argv[1] == "off")
         state["compose_hidden"] = argv[1] == "off"
+    elif cmd in ("link", "ip", "ping") and len(argv) == 3 and argv[1] in FABRIC_FAULTS[cmd]:
+        dev = device_arg_at(2)
+        key, on = FABRIC_FAULTS[cmd][argv[1]]
+        if key == "link":
+            state.setdefault("link", {})[str(dev)] = "DOWN" if on else "UP"
+        else:
+            base = {str(d) for d in profile.get("faults", {}).get(key, [])}
+            # the state holds the difference to the profile (effective_faults XORs them)
+            want = (str(dev) in base) != on
+            current = set(state.get(key, []))
+            state[key] = sorted((current | {str(dev)}) if want else (current - {str(dev)}))
+        write_faults(state)
+        sync_fabric(profile)
+        return 0
     elif cmd == "status":
         sys.stdout.write(json.dumps(state, indent=2, sort_keys=True) + "\n")
         return 0
@@ -796,6 +980,9 @@ def npu_sim_fault(argv):
         if state.get("compose_hidden"):
             set_compose_hidden(False)
         state = {"health": {}}
+        write_faults(state)
+        sync_fabric(profile)
+        return 0
     else:
         raise SimError("npu-sim-fault: unknown command %r\n%s" % (" ".join(argv), FAULT_USAGE))
     write_faults(state)

@@ -226,6 +226,13 @@ def build_parser():
     serve.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
     serve.add_argument("--pipeline-parallel-size", "-pp", type=int, default=1)
     serve.add_argument("--data-parallel-size", "-dp", type=int, default=1)
+    # multi-node data parallel (vLLM's multiprocess DP: a head serving the API, --headless members)
+    serve.add_argument("--data-parallel-size-local", type=int, default=None)
+    serve.add_argument("--data-parallel-start-rank", type=int, default=None)
+    serve.add_argument("--data-parallel-address", default=None)
+    serve.add_argument("--data-parallel-rpc-port", type=int, default=None)
+    serve.add_argument("--headless", action="store_true")
+    serve.add_argument("--api-server-count", type=int, default=None)
     serve.add_argument("--enable-expert-parallel", action="store_true")
     serve.add_argument("--distributed-executor-backend", default=None, choices=["mp", "ray", "uni", "external_launcher"])
     # Cache / scheduler
@@ -433,7 +440,7 @@ def check_devices(world):
         mapped = ", ".join(os.path.join(ddir, c) for c in chips) or "none"
         raise StartupError(
             "RuntimeError: The number of visible NPUs (%d) does not match the world size (%d)." % (len(chips), world),
-            "%d NPU device node(s) mapped (%s) but tensor_parallel_size x pipeline_parallel_size x data_parallel_size = %d; "
+            "%d NPU device node(s) mapped (%s) but tensor_parallel_size x pipeline_parallel_size x data_parallel_size(_local) = %d; "
             "map exactly %d /dev/davinciN devices, one per card the deployment owns." % (len(chips), mapped, world, world),
         )
     return chips
@@ -498,10 +505,307 @@ def check_startup(args):
                            "%s is a vision-language model: set VLLM_ASCEND_ENABLE_FLASHCOMM1=0 (or leave it unset) and do not set "
                            "enable_flashcomm1 in --additional-config." % model)
     variant = check_variant(soc)
-    world = args.tensor_parallel_size * args.pipeline_parallel_size * args.data_parallel_size
+    dp_size, dp_local, dp_start = dp_layout(args)
+    world = args.tensor_parallel_size * args.pipeline_parallel_size * dp_local
     chips = check_devices(world)
     return {"model": model, "path": path, "config": config, "max_model_len": max_len, "is_vl": is_vl,
             "soc": soc, "variant": variant, "chips": chips}
+
+
+# --------------------------------------------------------------------------- multi-node data parallel
+# vLLM's multiprocess data parallel across nodes: the head (no --headless) runs the API server and
+# its local engine ranks and listens on --data-parallel-address:--data-parallel-rpc-port; every
+# --headless member runs ranks start..start+local-1 and connects to it. The head opens its API port
+# only once every rank 0..dp-1 has joined. The real handshake is ZMQ + msgpack (HELLO, init message,
+# READY, vllm/v1/engine/core.py); the stand-in speaks the same three steps as JSON lines over TCP.
+DP_RPC_PORT_DEFAULT = 29550         # vLLM's ParallelConfig.data_parallel_rpc_port default
+DP_ADDRESS_DEFAULT = "127.0.0.1"    # ParallelConfig.data_parallel_master_ip default
+HANDSHAKE_TIMEOUT_MINS = 5          # vllm/v1/engine/core.py
+
+
+def dp_layout(args):
+    """(dp size, ranks on this node, first rank on this node), checked as vLLM's EngineArgs does."""
+    size = args.data_parallel_size
+    local = args.data_parallel_size_local if args.data_parallel_size_local is not None else size
+    start = args.data_parallel_start_rank or 0
+    if local < 1 or local > size:
+        raise StartupError("AssertionError: data_parallel_size_local (%d) must be between 1 and data_parallel_size (%d)" % (local, size),
+                           "--data-parallel-size-local is the number of ranks on this node: 1..--data-parallel-size.")
+    if start and not args.headless:
+        raise StartupError("ValueError: --data-parallel-start-rank is only applicable in --headless mode",
+                           "only the members (--headless) take --data-parallel-start-rank; the head runs ranks 0..local-1.")
+    if start + local > size:
+        raise StartupError("ValueError: data parallel ranks %d..%d exceed data_parallel_size %d" % (start, start + local - 1, size),
+                           "--data-parallel-start-rank + --data-parallel-size-local must not exceed --data-parallel-size.")
+    return size, local, start
+
+
+def dp_is_multi_node(args):
+    size = args.data_parallel_size
+    local = args.data_parallel_size_local if args.data_parallel_size_local is not None else size
+    return args.headless or local < size
+
+
+def dp_identity(args, state):
+    """What must be the same on every node of one data-parallel deployment."""
+    return {"model": state["model"], "data_parallel_size": args.data_parallel_size,
+            "tensor_parallel_size": args.tensor_parallel_size, "pipeline_parallel_size": args.pipeline_parallel_size,
+            "enable_expert_parallel": bool(args.enable_expert_parallel),
+            "version": os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION)}
+
+
+def dp_seconds(name, default):
+    try:
+        return max(float(os.environ.get(name, "") or default), 0.1)
+    except ValueError:
+        return float(default)
+
+
+def engine_log(rank, level, where, msg):
+    stamp = time.strftime("%m-%d %H:%M:%S")
+    print("(EngineCore_DP%d pid=%d) %s %s [%s] %s" % (rank, os.getpid(), level, stamp, where, msg), flush=True)
+
+
+def _send(sock, message):
+    sock.sendall((json.dumps(message) + "\n").encode())
+
+
+def _recv(sock, timeout):
+    """One JSON line, or None on EOF / timeout / garbage."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while not data.endswith(b"\n") and len(data) < 65536:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return None
+            data += chunk
+        return json.loads(data)
+    except (OSError, ValueError):
+        return None
+
+
+class DPFrontEnd:
+    """The head's side: accept members on the RPC port, check them, track the ranks."""
+
+    def __init__(self, args, state, stop):
+        self.size, self.local, _ = dp_layout(args)
+        self.identity = dp_identity(args, state)
+        self.stop = stop
+        self.address = args.data_parallel_address or DP_ADDRESS_DEFAULT
+        self.port = args.data_parallel_rpc_port or DP_RPC_PORT_DEFAULT
+        self.ready = set(range(self.local))  # the head's own ranks
+        self.lock = threading.Lock()
+        self.joined = threading.Event()
+        self.dead = []
+        self.members = []
+        self.listener = None
+
+    def bind(self):
+        import socket
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.address, self.port))
+        except OSError as exc:
+            sock.close()
+            raise StartupError("zmq.error.ZMQError: %s (addr='tcp://%s:%d')" % (exc.strerror, self.address, self.port),
+                               "the head listens on --data-parallel-address %s port %d: the address must be one of this node's "
+                               "own (the NIC the members reach) and the port free." % (self.address, self.port))
+        sock.listen(64)
+        sock.settimeout(0.2)
+        self.listener = sock
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.stop.is_set():
+            try:
+                conn, peer = self.listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._member, args=(conn, peer), daemon=True).start()
+
+    def _refusal(self, hello):
+        if not isinstance(hello, dict) or hello.get("status") != "HELLO":
+            return "not a data parallel HELLO"
+        for key, mine in self.identity.items():
+            theirs = hello.get(key)
+            if theirs != mine:
+                return "%s %r differs from the head's %r" % (key, theirs, mine)
+        ranks = hello.get("ranks") or []
+        bad = [r for r in ranks if not isinstance(r, int) or r < 0 or r >= self.size]
+        if bad or not ranks:
+            return "ranks %s are not within 0..%d" % (ranks, self.size - 1)
+        with self.lock:
+            taken = sorted(set(ranks) & (self.ready | {r for m in self.members for r in m["ranks"]}))
+        if taken:
+            return "rank(s) %s already joined (check --data-parallel-start-rank on every member)" % taken
+        return None
+
+    def _member(self, conn, peer):
+        hello = _recv(conn, 10)
+        reason = self._refusal(hello)
+        if reason:
+            log("ERROR", "core_client.py:1040", "Refused engine core from %s:%d: %s" % (peer[0], peer[1], reason))
+            try:
+                _send(conn, {"status": "REFUSED", "reason": reason})
+            except OSError:
+                pass
+            conn.close()
+            return
+        member = {"ranks": hello["ranks"], "peer": peer[0], "host": hello.get("host", "?")}
+        with self.lock:
+            self.members.append(member)
+        _send(conn, {"status": "INIT", "data_parallel_size": self.size})
+        ready = _recv(conn, dp_seconds("ASCENDFLEET_SIM_DP_WAIT_SECONDS", 600))
+        if not ready or ready.get("status") != "READY":
+            self._died(member, conn)
+            return
+        with self.lock:
+            self.ready.update(member["ranks"])
+            done = self.ready == set(range(self.size))
+        log("INFO", "utils.py:847", "Data parallel rank(s) %s ready on %s (%s)" % (
+            ",".join(map(str, member["ranks"])), member["host"], member["peer"]))
+        if done:
+            self.joined.set()
+        conn.settimeout(None)
+        try:
+            while conn.recv(1):  # the member sends nothing more: EOF means it is gone
+                pass
+        except OSError:
+            pass
+        self._died(member, conn)
+
+    def _died(self, member, conn):
+        conn.close()
+        if self.stop.is_set():
+            return
+        with self.lock:
+            if member in self.members:
+                self.members.remove(member)
+            self.dead.append(member)
+        self.stop.set()
+
+    def wait_for_ranks(self):
+        remote = self.size - self.local
+        log("INFO", "utils.py:790", "Waiting for %d local, %d remote core engine proc(s) to start." % (self.local, remote))
+        deadline = time.monotonic() + dp_seconds("ASCENDFLEET_SIM_DP_WAIT_SECONDS", 600)
+        while not self.joined.is_set() and not self.stop.is_set():
+            if self.ready == set(range(self.size)):
+                self.joined.set()
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                missing = sorted(set(range(self.size)) - self.ready)
+                print("TimeoutError: Timed out waiting for engines to send initial message on input socket.", file=sys.stderr)
+                print("[%s] data parallel rank(s) %s never joined %s:%d: start every --headless member with the head's "
+                      "--data-parallel-address and --data-parallel-rpc-port, the same model, parallel sizes and image."
+                      % (SIM, ",".join(map(str, missing)), self.address, self.port), file=sys.stderr, flush=True)
+                return False
+            self.joined.wait(min(left, 0.2))
+        return self.joined.is_set()
+
+    def report_death(self):
+        for member in self.dead:
+            log("ERROR", "core_client.py:568", "Engine core proc EngineCore_DP%d died unexpectedly, shutting down client."
+                % member["ranks"][0])
+        print("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+              file=sys.stderr)
+        print("[%s] data parallel rank(s) %s on %s (%s) went away: the whole deployment stops with it."
+              % (SIM, ",".join(",".join(map(str, m["ranks"])) for m in self.dead),
+                 ",".join(m["host"] for m in self.dead), ",".join(m["peer"] for m in self.dead)), file=sys.stderr, flush=True)
+
+    def close(self):
+        if self.listener is not None:
+            self.listener.close()
+
+
+def run_headless(args, state, stop):
+    """A --headless member: reach the head, say HELLO, load, say READY, then live as long as the head."""
+    import socket
+    size, local, start = dp_layout(args)
+    ranks = list(range(start, start + local))
+    address = args.data_parallel_address or DP_ADDRESS_DEFAULT
+    port = args.data_parallel_rpc_port or DP_RPC_PORT_DEFAULT
+    timeout = dp_seconds("ASCENDFLEET_SIM_DP_HANDSHAKE_SECONDS", HANDSHAKE_TIMEOUT_MINS * 60)
+    hello = dict(dp_identity(args, state), status="HELLO", ranks=ranks, local=False, headless=True,
+                 host=socket.gethostname())
+    for rank in ranks:
+        engine_log(rank, "INFO", "core.py:93", "Initializing a V1 LLM engine (v%s) with config: model=%r, data_parallel_rank=%d, "
+                   "data_parallel_size=%d" % (hello["version"], state["model"], rank, size))
+    engine_log(ranks[0], "INFO", "core.py:580", "Waiting for init message from front-end.")
+    deadline = time.monotonic() + timeout
+    last_error, sock, reply = "no attempt", None, None
+    for _ in range(100000):  # bounded by the deadline below
+        if stop.is_set():
+            return 0
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            sock = socket.create_connection((address, port), timeout=min(1.0, left))
+            _send(sock, hello)
+            reply = _recv(sock, max(deadline - time.monotonic(), 0.1))
+            if reply is not None:
+                break
+            last_error = "the head accepted the connection but did not answer"
+            sock.close()
+            sock = None
+        except OSError as exc:
+            last_error = exc.strerror or str(exc)
+            if sock is not None:
+                sock.close()
+                sock = None
+        stop.wait(min(0.5, max(deadline - time.monotonic(), 0)))
+    if reply is None:
+        engine_log(ranks[0], "ERROR", "core.py:708", "EngineCore failed to start.")
+        print("Traceback (most recent call last):\n  File \"/vllm-workspace/vllm/vllm/v1/engine/core.py\", line 580, in startup_handshake",
+              file=sys.stderr)
+        print("RuntimeError: Did not receive response from front-end process within %d minutes" % HANDSHAKE_TIMEOUT_MINS, file=sys.stderr)
+        print("[%s] this --headless member (ranks %s) could not reach the head at %s:%d within %g s (%s): start the head first, "
+              "and check --data-parallel-address, --data-parallel-rpc-port and the firewall between the nodes."
+              % (SIM, ",".join(map(str, ranks)), address, port, timeout, last_error), file=sys.stderr, flush=True)
+        return 1
+    if reply.get("status") != "INIT":
+        sock.close()
+        engine_log(ranks[0], "ERROR", "core.py:708", "EngineCore failed to start.")
+        print("RuntimeError: The front-end at %s:%d refused data parallel rank(s) %s: %s"
+              % (address, port, ",".join(map(str, ranks)), reply.get("reason")), file=sys.stderr)
+        print("[%s] every node of one data-parallel deployment runs the same image, model and parallel sizes, each with "
+              "its own ranks." % SIM, file=sys.stderr, flush=True)
+        return 1
+    delay = float(os.environ.get("ASCENDFLEET_SIM_STARTUP_SECONDS", "5") or 0)
+    engine_log(ranks[0], "INFO", "default_loader.py:267", "Loading weights from %s" % state["path"])
+    if stop.wait(max(delay, 0)):
+        sock.close()
+        return 0
+    try:
+        _send(sock, {"status": "READY", "ranks": ranks})
+    except OSError:
+        pass
+    for rank in ranks:
+        engine_log(rank, "INFO", "core.py:777", "EngineCore ready (data parallel rank %d of %d, front-end %s:%d)" % (rank, size, address, port))
+    gone = threading.Event()
+
+    def watch():
+        sock.settimeout(None)
+        try:
+            while sock.recv(1):
+                pass
+        except OSError:
+            pass
+        gone.set()
+        stop.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    stop.wait()
+    if gone.is_set():
+        engine_log(ranks[0], "ERROR", "core.py:840", "Lost the front-end at %s:%d: EngineCore shutting down." % (address, port))
+        print("[%s] the head of this data-parallel deployment went away; this member exits with it." % SIM, file=sys.stderr, flush=True)
+        return 1
+    sock.close()
+    engine_log(ranks[0], "INFO", "core.py:850", "Shutting down.")
+    return 0
 
 
 # --------------------------------------------------------------------------- serving
@@ -967,14 +1271,40 @@ def serve(args):
     log("INFO", "model.py:631", "Resolved architecture: %s" % ",".join(state["config"].get("architectures") or ["unknown"]))
     log("INFO", "model.py:1753", "Using max model len %d" % state["max_model_len"])
     log("INFO", "platform.py:180", "SoC %s (%s), NPUs %s" % (state["soc"], state["variant"], ", ".join(state["chips"])))
+    if args.headless:
+        return run_headless(args, state, stop)
+    front = None
+    if dp_is_multi_node(args):
+        front = DPFrontEnd(args, state, stop)
+        try:
+            front.bind()
+        except StartupError as err:
+            print(err.exc_line, file=sys.stderr)
+            print("[%s] %s" % (SIM, err.hint), file=sys.stderr, flush=True)
+            return 1
+        log("INFO", "core_client.py:455", "Data parallel front-end listening on tcp://%s:%d for %d remote rank(s)"
+            % (front.address, front.port, front.size - front.local))
     log("INFO", "default_loader.py:267", "Loading weights from %s" % state["path"])
     delay = float(os.environ.get("ASCENDFLEET_SIM_STARTUP_SECONDS", "5") or 0)
-    if stop.wait(max(delay, 0)):
+    if stop.wait(max(delay, 0)) and not (front and front.dead):
         log("INFO", "launcher.py:101", "Shutting down during start-up.")
         return 0
     crash = os.environ.get("ASCENDFLEET_SIM_CRASH_AT_START", "").strip()
     if crash and crash != "0":
         return engine_core_crash(crash if crash != "1" else None)
+    if front is not None:
+        joined = front.wait_for_ranks()
+        if front.dead:
+            front.report_death()
+            front.close()
+            return 1
+        if not joined:
+            front.close()
+            if stop.is_set():
+                log("INFO", "launcher.py:101", "Shutting down during start-up.")
+                return 0
+            return 1
+        log("INFO", "core_client.py:470", "All %d data parallel ranks joined." % front.size)
     server = Server(args, state)
     host = args.host if args.host is not None else "0.0.0.0"
     try:
@@ -985,7 +1315,8 @@ def serve(args):
         return 1
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
-    log("INFO", "api_server.py:1971", "Starting vLLM API server 0 on http://%s:%d" % (host, args.port))
+    for index in range(max(args.api_server_count or 1, 1)):
+        log("INFO", "api_server.py:1971", "Starting vLLM API server %d on http://%s:%d" % (index, host, args.port))
     log("INFO", "launcher.py:37", "Available routes are: /health, /version, /metrics, /v1/models, /v1/chat/completions")
     uvicorn_log("Started server process [%d]" % os.getpid())
     uvicorn_log("Waiting for application startup.")
@@ -998,6 +1329,11 @@ def serve(args):
     uvicorn_log("Shutting down")
     httpd.shutdown()
     httpd.server_close()
+    if front is not None:
+        front.close()
+        if front.dead:
+            front.report_death()
+            return 1
     uvicorn_log("Waiting for application shutdown.")
     uvicorn_log("Application shutdown complete.")
     uvicorn_log("Finished server process [%d]" % os.getpid())

@@ -109,3 +109,61 @@ def test_changed_split_hosts_and_control_node():
     log = "changed: [h-01]\nok: [h-02]\nchanged: [h-01 -> localhost]\nchanged: [h-02 -> localhost]\nchanged: [h-03]\n"
     assert bench.changed_split(log) == (2, 2)
     assert bench.changed_split("ok: [h-01]\n") == (0, 0)
+
+
+def test_snapshot_sees_written_created_and_removed_files(tmp_path):
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "a.json").write_text("{}")
+    (tmp_path / "reports" / "b.md").write_text("# b\n")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / ".git").mkdir()
+    skip = {str(tmp_path / "logs")}
+    before = bench.snapshot([str(tmp_path)], skip)
+    assert sorted(os.path.relpath(p, tmp_path) for p in before) == ["reports/a.json", "reports/b.md"]
+    # Unchanged tree: nothing to report.
+    assert bench.snapshot_changes(before, bench.snapshot([str(tmp_path)], skip), str(tmp_path)) == []
+    # Same content, new mtime (a report rewritten with the same bytes) counts as written.
+    st = os.stat(tmp_path / "reports" / "a.json")
+    os.utime(tmp_path / "reports" / "a.json", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    (tmp_path / "reports" / "b.md").unlink()
+    (tmp_path / "reports" / "c.json").write_text("[]")
+    (tmp_path / "logs" / "run.log").write_text("harness output")
+    (tmp_path / ".git" / "index").write_text("x")
+    after = bench.snapshot([str(tmp_path)], skip)
+    assert bench.snapshot_changes(before, after, str(tmp_path)) == [
+        ["reports/a.json", "rewritten"], ["reports/b.md", "removed"], ["reports/c.json", "created"]]
+    (tmp_path / "reports" / "a.json").write_text('{"at": 1}')
+    assert bench.snapshot_changes(after, bench.snapshot([str(tmp_path)], skip), str(tmp_path)) == [["reports/a.json", "changed"]]
+
+
+def test_bench_deployments_take_the_sim_inventorys_first(tmp_path):
+    one = tmp_path / "one.yml"
+    one.write_text("ascendfleet_deployments:\n  - {name: qwen, model: Qwen/Qwen3.5-27B, port: 8000}\n")
+    other = tmp_path / "other.yml"
+    other.write_text("ascendfleet_deployments:\n  - {name: big, model: Qwen/Qwen3.5-27B, port: 8000}\n  - {name: x, model: A/B, port: 9}\n")
+    assert [d["name"] for d in bench.bench_deployments(1, str(one))] == ["qwen"]
+    assert [d["name"] for d in bench.bench_deployments(2, str(other))] == ["big", "chat"]
+    two = bench.bench_deployments(2, str(one))
+    assert two[1] == {"name": "chat", "preset": "qwen3-8b", "model": "Qwen/Qwen3-8B", "revision": "master", "port": 8001}
+    with pytest.raises(ValueError, match="3 deployments per host asked"):
+        bench.bench_deployments(3, str(one))
+    # The real sim inventory: its deployment and the second one on another port.
+    real = bench.bench_deployments(2)
+    assert real[0]["port"] != real[1]["port"]
+
+
+
+def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
+    for key in list(os.environ):
+        if key.startswith("BENCH_"):
+            monkeypatch.delenv(key)
+    cfg = bench.Config()
+    assert (cfg.noop_hosts, cfg.noop_deployments, cfg.floor_repeat, cfg.fleet_size) == ([1, 4, 8, 16], [1, 2], 2, 16)
+    monkeypatch.setenv("BENCH_SECTIONS", "prefetch,rollout")
+    assert bench.Config().fleet_size == 8          # rollout 25% over 8 hosts
+    monkeypatch.setenv("BENCH_SECTIONS", "noop")
+    monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
+    assert bench.Config().fleet_size == 1
+    monkeypatch.setenv("BENCH_NOOP_DEPLOYMENTS", "1,3")
+    with pytest.raises(SystemExit, match="1 or 2 deployments per host"):
+        bench.Config()

@@ -112,6 +112,8 @@ def test_fleet_facts_are_copies():
     assert "/tmp" not in facts.fleet_fact("host_mounts")
     assert "/usr/local/bin/npu-smi" in mounts  # the compose file mounts it, so npu_verify checks it
     assert facts.fleet_fact("image_version") == "v0.17.0rc1"
+    # vllm-ascend's Qwen3.5-397B-A17B multi-node tutorial (../shared/field-facts.md, multi-node)
+    assert facts.fleet_fact("multinode_rpc_port") == 13389
     assert facts.fleet_fact("families") == ["310P", "910B", "A3"]
     with pytest.raises(facts.FactError, match="no shared fact 'nope'"):
         facts.fleet_fact("nope")

@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendfleet.llm contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Filters over the RoCE fabric of a multi-node deployment (module_utils/_fabric.py).
+
+Documentation: fabric_ping_plan.yml and fabric_findings.yml beside this file.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import fabric_findings as _findings
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import ping_plan
+
+
+def _members(value, name):
+    if not isinstance(value, list) or not all(isinstance(m, dict) and "host" in m for m in value):
+        raise AnsibleFilterError("%s: expected a list of members, each a dict with 'host', got %r" % (name, value))
+    return value
+
+
+def fabric_ping_plan(members):
+    """Which pings each member runs (NPU k of a member to NPU k of every other member)."""
+    return ping_plan(_members(members, "fabric_ping_plan"))
+
+
+def fabric_findings(members, deployment):
+    """Every reason the measured fabric cannot carry the deployment (host, NPU, peer, fix)."""
+    return _findings(str(deployment), _members(members, "fabric_findings"))
+
+
+class FilterModule(object):
+    """Multi-node fabric filters."""
+
+    def filters(self):
+        return {"fabric_ping_plan": fabric_ping_plan, "fabric_findings": fabric_findings}
