@@ -493,23 +493,23 @@ def _check_cli(cli, dep, host, name, errors, warnings):
     errors.extend(cli.check(dep, release, lambda variable, problem, fix: _msg(host, name, variable, problem, fix)))
 
 
+# Deployment keys vLLM takes as JSON, and how to write each.
+JSON_KEYS = (
+    ("compilation_config", "write it as YAML data, e.g. compilation_config: {cudagraph_mode: FULL_DECODE_ONLY}, or as a "
+                           "JSON string '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}' (not key:value)"),
+    ("speculative_config", "write it as YAML data, e.g. speculative_config: {method: qwen3_5_mtp, num_speculative_tokens: 3}, "
+                           "or as a JSON string"),
+)
+
+
 def _check_cc(dep, host, name, errors):
-    value = dep.get("compilation_config")
-    if value not in (None, "", {}):
+    for key, fix in JSON_KEYS:
+        if dep.get(key) in (None, "", {}):
+            continue
         try:
-            compilation_config_json(value)
+            compilation_config_json(dep[key])
         except ValueError as exc:
-            errors.append(_msg(host, name, "compilation_config", str(exc),
-                               "write it as YAML data, e.g. compilation_config: {cudagraph_mode: FULL_DECODE_ONLY}, or as a JSON "
-                               "string '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}' (not key:value)"))
-    value = dep.get("speculative_config")
-    if value not in (None, "", {}):
-        try:
-            compilation_config_json(value)
-        except ValueError as exc:
-            errors.append(_msg(host, name, "speculative_config", str(exc),
-                               "write it as YAML data, e.g. speculative_config: {method: qwen3_5_mtp, num_speculative_tokens: 3}, "
-                               "or as a JSON string"))
+            errors.append(_msg(host, name, key, str(exc), fix))
     if dep.get("enable_prefix_caching") not in (None, True, False):
         errors.append(_msg(host, name, "enable_prefix_caching", "%r is not true, false or null" % (dep["enable_prefix_caching"],),
                            "give true (--enable-prefix-caching), false (--no-enable-prefix-caching) or leave it unset "
