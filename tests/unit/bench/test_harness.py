@@ -152,7 +152,6 @@ def test_bench_deployments_take_the_sim_inventorys_first(tmp_path):
     assert real[0]["port"] != real[1]["port"]
 
 
-
 def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
     for key in list(os.environ):
         if key.startswith("BENCH_"):

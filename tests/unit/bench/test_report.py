@@ -18,8 +18,8 @@ def _results():
                             files=[["reports/model_prefetch.json", "changed"]]),
                "ratio": 3.0, "cpu_ratio": 3.0, "memory_ratio": 2.0},
     }
-    return {"figures": {"noop": {"by_deployments": {"1": {"deployments": 1, "by_hosts": by_hosts,
-                                                            "scaling": {"from": 1, "to": 16, "ratio": 10.0, "floor_ratio": 5.0}}}}}}
+    scaling = {"from": 1, "to": 16, "ratio": 10.0, "floor_ratio": 5.0}
+    return {"figures": {"noop": {"by_deployments": {"1": {"deployments": 1, "by_hosts": by_hosts, "scaling": scaling}}}}}
 
 
 def test_goals_name_what_is_met_and_why_not():
