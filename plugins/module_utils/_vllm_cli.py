@@ -20,10 +20,13 @@ import difflib
 import re
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
-from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import release_of  # noqa: F401 (part of this API)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import release_of as _facts_release_of
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_cli_data import RELEASES
 
 NUMBER_RE = re.compile(r"^-\d")
+
+# The vllm-ascend release an image reference or tag names (the collection's one rule, in _facts).
+release_of = _facts_release_of
 
 
 def _key(version):
