@@ -153,6 +153,20 @@ def image_ref(settings=None, family=None, deployment=None):
     return ref
 
 
+TAG_VERSION_RE = re.compile(r"^(v\d+\.\d+\.\d+(?:(?:rc|\.post)\d+)?)(?:-|$)")
+
+
+def release_of(image):
+    """The vllm-ascend release (``v0.18.0rc1``) an image reference or tag names, or None."""
+    if not isinstance(image, str) or not image:
+        return None
+    ref = image.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else ref
+    match = TAG_VERSION_RE.match(tag)
+    return match.group(1) if match else None
+
+
 def image_variant_of(ref):
     """The family an image reference's tag is built for ("910B", "A3", "310P"), or None if unknown."""
     tag = ref.split("@", 1)[0]

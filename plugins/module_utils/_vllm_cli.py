@@ -20,10 +20,13 @@ import difflib
 import re
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import release_of as _facts_release_of
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_cli_data import RELEASES
 
-TAG_VERSION_RE = re.compile(r"^(v\d+\.\d+\.\d+(?:(?:rc|\.post)\d+)?)(?:-|$)")
 NUMBER_RE = re.compile(r"^-\d")
+
+# The vllm-ascend release an image reference or tag names (the collection's one rule, in _facts).
+release_of = _facts_release_of
 
 
 def _key(version):
@@ -37,17 +40,6 @@ def _key(version):
 def releases():
     """The supported vllm-ascend releases, oldest first."""
     return sorted(RELEASES, key=_key)
-
-
-def release_of(image):
-    """The vllm-ascend release (``v0.18.0rc1``) an image reference or tag names, or None."""
-    if not isinstance(image, str) or not image:
-        return None
-    ref = image.split("@", 1)[0]
-    last = ref.rsplit("/", 1)[-1]
-    tag = last.rsplit(":", 1)[1] if ":" in last else ref
-    match = TAG_VERSION_RE.match(tag)
-    return match.group(1) if match else None
 
 
 def facts(release):

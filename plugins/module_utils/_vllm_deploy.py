@@ -29,6 +29,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     image_variant_of,
     model_completeness,
     model_dir,
+    release_of,
 )
 
 # The reference procedure's flags for Qwen3.5-27B on 910B (docs/architecture.md), and a text model.
@@ -163,9 +164,7 @@ def release_of_settings(deployment, image=None):
     image = image or {}
     ref = deployment.get("image") or image.get("image")
     if ref:
-        last = str(ref).split("@", 1)[0].rsplit("/", 1)[-1]
-        match = re.match(r"^(v?\d+\.\d+\.\d+[^-]*)", last.rsplit(":", 1)[1]) if ":" in last else None
-        return match.group(1) if match else None
+        return release_of(str(ref))
     return deployment.get("image_version") or image.get("version") or fleet_fact("image_version")
 
 

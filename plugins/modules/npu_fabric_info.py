@@ -136,6 +136,7 @@ import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import HCCN_TOOL
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import C_LOCALE
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import (
     FabricError,
     parse_net_health,
@@ -148,7 +149,8 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     parse_hccn_link,
 )
 
-C_LOCALE = dict(os.environ, LC_ALL="C", LANGUAGE="C", LANG="C")
+# The collection's one rule for host tools' locale (output parsed as English text).
+TOOL_ENV = dict(os.environ, **C_LOCALE)
 
 
 def first_lines(text):
@@ -160,7 +162,7 @@ def hccn(tool, timeout, *args):
     """(rc, stdout) of one hccn_tool call, bounded in time."""
     try:
         proc = subprocess.run([tool] + [str(a) for a in args], capture_output=True, text=True,
-                              timeout=timeout, env=C_LOCALE, check=False)
+                              timeout=timeout, env=TOOL_ENV, check=False)
     except subprocess.TimeoutExpired:
         raise FabricError("%s %s took more than %g s" % (tool, " ".join(map(str, args)), timeout))
     except OSError as exc:
@@ -168,22 +170,21 @@ def hccn(tool, timeout, *args):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def hccn_get(tool, timeout, device, what):
+    """stdout of ``hccn_tool -i <device> -<what> -g``; FabricError naming the tool's own words when it fails."""
+    rc, out = hccn(tool, timeout, "-i", device, "-" + what, "-g")
+    if rc != 0:
+        raise FabricError(first_lines(out) or "exit %d" % rc)
+    return out
+
+
 def npu_facts(tool, timeout, device):
     entry = {"device_id": device, "link": None, "ipaddr": None, "netmask": None,
              "net_health": None, "error": None}
     try:
-        rc, out = hccn(tool, timeout, "-i", device, "-link", "-g")
-        if rc != 0:
-            raise FabricError(first_lines(out) or "exit %d" % rc)
-        entry["link"] = parse_hccn_link(out)
-        rc, out = hccn(tool, timeout, "-i", device, "-ip", "-g")
-        if rc != 0:
-            raise FabricError(first_lines(out) or "exit %d" % rc)
-        entry.update(parse_hccn_ip(out))
-        rc, out = hccn(tool, timeout, "-i", device, "-net_health", "-g")
-        if rc != 0:
-            raise FabricError(first_lines(out) or "exit %d" % rc)
-        entry["net_health"] = parse_net_health(out)
+        entry["link"] = parse_hccn_link(hccn_get(tool, timeout, device, "link"))
+        entry.update(parse_hccn_ip(hccn_get(tool, timeout, device, "ip")))
+        entry["net_health"] = parse_net_health(hccn_get(tool, timeout, device, "net_health"))
     except (FabricError, HostFactsError) as exc:
         entry["error"] = "hccn_tool -i %d: %s" % (device, exc)
     return entry
