@@ -73,6 +73,52 @@ PRESETS = {
     },
 }
 
+# Multi-node presets (docs/multi-node.md): the recipe's multiprocess data-parallel start-up on two
+# Atlas A2 servers (8 x 64 GB each); give the deployment its members (the head first). The
+# flags the role has no key for go in extra_args, as the recipe writes them.
+PRESETS.update({
+    # vllm-ascend docs/source/tutorials/models/Qwen3.5-397B-A17B.md, "Multi-node Deployment with MP
+    # (Recommended)", 2 x Atlas 800 A2 (first supported in v0.17.0rc1): node 0 and node 1 commands.
+    "qwen3.5-397b-a17b-2xa2": {
+        "tensor_parallel_size": 8,
+        "data_parallel_size": 2,
+        "data_parallel_size_local": 1,
+        "data_parallel_rpc_port": 13389,
+        "api_server_count": 2,
+        "max_model_len": 32768,
+        "max_num_batched_tokens": 4096,
+        "gpu_memory_utilization": 0.9,
+        "trust_remote_code": True,
+        "async_scheduling": True,
+        "enable_prefix_caching": False,
+        "speculative_config": {"method": "qwen3_5_mtp", "num_speculative_tokens": 3, "enforce_eager": True},
+        "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},
+        "extra_args": ["--seed", "1024", "--enable-expert-parallel", "--max-num-seqs", "16",
+                       "--additional-config", '{"enable_cpu_binding":true,"multistream_overlap_shared_expert":true}'],
+        # The recipe's environment beyond the reference one (which already has OMP_PROC_BIND=false,
+        # OMP_NUM_THREADS=1, TASK_QUEUE_ENABLE=1, PYTORCH_NPU_ALLOC_CONF, VLLM_USE_MODELSCOPE).
+        "extra_env": {"HCCL_BUFFSIZE": "1024"},
+    },
+    # vllm-ascend docs/source/tutorials/models/DeepSeek-R1.md, "5.2 Multi-Node Data Parallel
+    # Deployment" of DeepSeek-R1-W8A8 on 2 x Atlas 800 A2 (validated on v0.13.0): node 0 and node 1.
+    # DeepSeek-V3 W8A8 weights have the same architecture (DeepseekV3ForCausalLM) and take the same flags.
+    "deepseek-w8a8-2xa2": {
+        "tensor_parallel_size": 4,
+        "data_parallel_size": 4,
+        "data_parallel_size_local": 2,
+        "data_parallel_rpc_port": 13389,
+        "max_model_len": 16384,
+        "max_num_batched_tokens": 4096,
+        "gpu_memory_utilization": 0.92,
+        "trust_remote_code": True,
+        "speculative_config": {"num_speculative_tokens": 3, "method": "mtp"},
+        "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},
+        "extra_args": ["--quantization", "ascend", "--seed", "1024", "--enable-expert-parallel", "--max-num-seqs", "16"],
+        "extra_env": {"HCCL_BUFFSIZE": "200", "VLLM_ASCEND_BALANCE_SCHEDULING": "1",
+                      "HCCL_INTRA_PCIE_ENABLE": "1", "HCCL_INTRA_ROCE_ENABLE": "0"},
+    },
+})
+
 # What a deployment is when neither preset, role defaults nor the deployment say otherwise.
 BASE = {
     "revision": "master",
@@ -457,7 +503,10 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                "lower tensor_parallel_size/data_parallel_size or repair the cards"))
         conv1d = any(p.search(model) for p in CAUSAL_CONV1D_MODELS) or (
             "linear_conv_kernel_dim" in text_config((models.get(model) or {}).get("config") or {}))
-        if dep["tensor_parallel_size"] == 8 and family == "910B" and conv1d:
+        # A preset whose official recipe runs 8-way (qwen3.5-397b-a17b-2xa2) is not warned about.
+        recipe_tp8 = raw.get("tensor_parallel_size") is None and (presets or PRESETS).get(dep.get("preset") or "", {}).get(
+            "tensor_parallel_size") == 8
+        if dep["tensor_parallel_size"] == 8 and family == "910B" and conv1d and not recipe_tp8:
             warnings.append(_msg(host, name, "tensor_parallel_size",
                                  "8 on 910B is known to fail for %s with 'aclnnCausalConv1d failed ... blockDim is invalid' "
                                  "(its causal-conv1d kernel has an operator limit under an 8-way split; not a memory problem)"

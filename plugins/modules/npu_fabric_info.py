@@ -83,7 +83,7 @@ options:
         default: ""
   routes:
     description:
-      - Peers to find the route to (C(ip -o route get <address>) after resolving a name): which
+      - Peers to find the route to (C(ip -o route get <address>) after resolving a name) - which
         NIC this host reaches them over and its own address on that NIC - the C(HCCL_IF_IP) and
         C(*_SOCKET_IFNAME) of a multi-node member.
     type: list
