@@ -16,7 +16,7 @@ FIX = pathlib.Path(__file__).parent / "fixtures" / "vllm_noop"
 INSPECT = json.loads((FIX / "inspect-two-projects.json").read_text())
 HASHES = (FIX / "config-hash-qwen.txt").read_text()
 IMAGE_ID = (FIX / "image-id.txt").read_text().strip()
-COMPOSE = (FIX / "compose-qwen.yaml").read_text()
+COMPOSE = (FIX / "compose-qwen.txt").read_text()
 SERVICE = "vllm-ascend"
 QWEN = {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "image": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler",
         "port": 8000, "served_model_name": "qwen3.5-27b", "devices": None, "card_count": 2}
