@@ -133,6 +133,7 @@ problems:
   elements: str
 """
 
+import concurrent.futures
 import datetime
 import hashlib
 import json
@@ -198,16 +199,17 @@ def _mode(path):
         return None
 
 
-def _cards(module, p, ledger, planned):
-    """name -> (device ids npu_assign would give, whether its ledger entry would change, error)."""
+def _cards(module, p, ledger, planned, npu_smi):
+    """name -> (device ids npu_assign would give, whether its ledger entry would change, error);
+    ``npu_smi``: (path or None, problem, job running ``npu-smi info``)."""
     out = {}
     wanted = [d for d in planned if d.get("devices") is None]
     if not wanted:
         return out
-    path, problem = find_npu_smi(module, p["npu_smi_executable"])
+    path, problem, job = npu_smi
     info = None
     if not problem:
-        rc, text, err = run_tool(module, [path, "info"])
+        rc, text, _err = job.result()
         try:
             info = parse_info(text, lambda _w: None) if rc == 0 else None
         except NpuSmiParseError as exc:
@@ -232,10 +234,32 @@ def _cards(module, p, ledger, planned):
     return out
 
 
-def read_state(module, docker, p, planned, ledger, raw):
+def start_state_reads(module, docker, p, planned, pool):
+    """The slow reads of read_state(), started at once in ``pool`` (each a CLI taking a good part of a
+    second): npu-smi, the image of each tag, compose's config hash of each compose file."""
+    npu_smi = (None, None, None)
+    if any(d.get("devices") is None for d in planned):
+        path, problem = find_npu_smi(module, p["npu_smi_executable"])
+        npu_smi = (path, problem, None if problem else pool.submit(run_tool, module, [path, "info"]))
+    images, hashes = {}, {}
+    for dep in planned:
+        image = dep.get("image")
+        if docker and image and image not in images:
+            images[image] = pool.submit(module.run_command, [docker, "image", "inspect", "--format", "{{.Id}}", image])
+        compose_path = os.path.join(p["project_root"], dep["name"], "compose.yaml")
+        if docker and os.path.isfile(compose_path):
+            hashes[dep["name"]] = pool.submit(module.run_command, [docker, "compose", "-f", compose_path, "config", "--hash", "*"])
+    return npu_smi, images, hashes
+
+
+def read_state(module, p, planned, ledger, raw, jobs):
     """vllm_host_info's RV(deployments): what the rollout of each planned deployment compares."""
-    cards = _cards(module, p, ledger, planned)
+    npu_smi, image_jobs, hash_jobs = jobs
+    cards = _cards(module, p, ledger, planned, npu_smi)
     image_ids = {}
+    for image, job in image_jobs.items():
+        rc, text, _err = job.result()
+        image_ids[image] = text.strip() if rc == 0 and text.strip() else None
     out = {}
     for dep in planned:
         name = dep["name"]
@@ -248,12 +272,9 @@ def read_state(module, docker, p, planned, ledger, raw):
             with open(env_path, "rb") as handle:
                 env_sha = hashlib.sha256(handle.read()).hexdigest()
         image = dep.get("image")
-        if docker and image and image not in image_ids:
-            rc, text, _err = module.run_command([docker, "image", "inspect", "--format", "{{.Id}}", image])
-            image_ids[image] = text.strip() if rc == 0 and text.strip() else None
         hashes = {}
-        if docker and compose is not None:
-            rc, text, _err = module.run_command([docker, "compose", "-f", compose_path, "config", "--hash", "*"])
+        if compose is not None and name in hash_jobs:
+            rc, text, _err = hash_jobs[name].result()
             hashes = config_hashes(text) if rc == 0 else {}
         ids, changed, error = cards.get(name, (dep.get("devices") or [], False, None))
         out[name] = {
@@ -284,6 +305,9 @@ def main():
     p = module.params
     problems = []
     docker = module.get_bin_path(p["docker_executable"], required=False)
+    planned = [d for d in p["planned"] if isinstance(d.get("name"), str) and isinstance(d.get("port"), int)]
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=8) if p["read_state"] else None
+    jobs = start_state_reads(module, docker, p, planned, pool) if pool else None
     projects, raw = read_projects(module, docker, problems) if docker else ({}, [])
     if not docker:
         problems.append("docker: %s not found" % p["docker_executable"])
@@ -297,7 +321,6 @@ def main():
         for entry in sorted(os.listdir(p["project_root"])):
             if os.path.isfile(os.path.join(p["project_root"], entry, "compose.yaml")):
                 dirs.append(entry)
-    planned = [d for d in p["planned"] if isinstance(d.get("name"), str) and isinstance(d.get("port"), int)]
     holders = port_holders([d["port"] for d in planned], module.run_command if docker else None, p["proc_root"],
                            docker or "docker")
     found = survey(p["host"], projects, planned, p["names"], ledger, holders, dirs)
@@ -311,7 +334,8 @@ def main():
         found["errors"] = found["errors"] + last_good_problems(
             p["host"], planned, last_good, lambda model, revision: model_completeness(p["cache_dir"], model, revision))
     if p["read_state"]:
-        found["deployments"] = read_state(module, docker, p, planned, ledger, raw)
+        found["deployments"] = read_state(module, p, planned, ledger, raw, jobs)
+        pool.shutdown()
     module.exit_json(changed=False, problems=problems, **found)
 
 
