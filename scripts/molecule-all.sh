@@ -2,16 +2,16 @@
 # Run every molecule scenario (each directory under molecule/ with a molecule.yml).
 # The shared base config is .config/molecule/config.yml; scenarios only override variables.
 #
-# Scenarios run ASCENDFLEET_MOLECULE_JOBS at a time (default 2): each has its own instances,
+# Scenarios run ASCENDFLEET_MOLECULE_JOBS at a time (default 3): each has its own instances,
 # networks and ephemeral directory, and most of a scenario's time is waiting on containers and
-# health gates, so two share the machine well. Each scenario's output goes to its own log,
+# health gates (two at a time kept a quiet 2-core machine at a load of 1.5-4), so three share it. Each scenario's output goes to its own log,
 # printed whole when it fails (a passing one prints one line). -s NAME... runs only those.
 # The scenarios that judge a time budget (the health gate's crash budget, the alert's firing
 # time) run first, each alone, so the budget is judged on a machine that is not overloaded.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-jobs=${ASCENDFLEET_MOLECULE_JOBS:-2}
+jobs=${ASCENDFLEET_MOLECULE_JOBS:-3}
 read -r -a alone <<<"${ASCENDFLEET_MOLECULE_ALONE:-vllm_compose_health_gate fleet_monitoring_prometheus}"
 # The longest scenarios start first among the others, so none is left running alone at the end
 # (measured on a quiet machine: image_pull 599 s, rollout 269 s, the rest 65-196 s).
