@@ -15,6 +15,7 @@ import os
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     FactError,
+    cached_models,
     fleet_fact,
     image_ref,
     planned_models,
@@ -65,6 +66,11 @@ def planned_models_filter(deployments, defaults=None, globs=True):
         raise AnsibleFilterError("planned_models: %s" % exc)
 
 
+def cached_models_filter(fact, wanted, cache_dir):
+    """Model states from the host fact ascendfleet_models, or None when the cache must be read."""
+    return cached_models(_plain(fact) if fact else None, _plain(list(wanted or [])), str(cache_dir))
+
+
 def report_path(report_dir, playbook_dir=""):
     """``report_dir`` made absolute: relative to where ansible-playbook was started (its PWD),
     else to ``playbook_dir`` (Ansible itself runs lookups and local modules from there)."""
@@ -79,5 +85,6 @@ class FilterModule(object):
             "fleet_fact": fleet_fact_filter,
             "vllm_ascend_image": vllm_ascend_image,
             "planned_models": planned_models_filter,
+            "cached_models": cached_models_filter,
             "report_path": report_path,
         }

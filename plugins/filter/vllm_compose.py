@@ -4,13 +4,14 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filter resolving and validating a host's vLLM deployments (role vllm_compose).
 
-Documentation: vllm_compose_plan.yml and vllm_compose_pull_failure.yml beside this file.
+Documentation: vllm_compose_plan.yml, vllm_compose_noop.yml and vllm_compose_pull_failure.yml beside this file.
 """
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_cli
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import judge
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import (
     DeployError,
     hbm_per_card,
@@ -40,6 +41,17 @@ def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=
         raise AnsibleFilterError("vllm_compose_plan: %s" % exc)
 
 
+def vllm_compose_noop(planned, host_states, rendered=None, env_sha256=None, service="vllm-ascend", host="host",
+                      endpoint_host="127.0.0.1"):
+    """Whether the rollout would change nothing on the host (see _vllm_noop.judge)."""
+    if not isinstance(planned, dict):
+        raise AnsibleFilterError("vllm_compose_noop: input must be the plan (vllm_compose_plan's result), got %s"
+                                 % type(planned).__name__)
+    return judge(list(planned.get("deployments") or []), list(planned.get("absent") or []),
+                 list(planned.get("errors") or []), dict(host_states or {}), dict(rendered or {}),
+                 env_sha256 or None, str(service), host=str(host), endpoint_host=str(endpoint_host))
+
+
 def vllm_compose_pull_failure(message, ref):
     """Why pulling ``ref`` failed (from the Docker daemon's ``message``) and the fix, in one sentence."""
     return pull_failure(str(ref), message)
@@ -49,4 +61,5 @@ class FilterModule(object):
     """vLLM deployment filters."""
 
     def filters(self):
-        return {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_pull_failure": vllm_compose_pull_failure}
+        return {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_noop": vllm_compose_noop,
+                "vllm_compose_pull_failure": vllm_compose_pull_failure}

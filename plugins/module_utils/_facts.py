@@ -236,6 +236,24 @@ def planned_models(deployments, defaults=None, globs=True):
     return out
 
 
+def cached_models(fact, wanted, cache_dir):
+    """The model states vllm_model_info would return for ``wanted`` (planned_models items), taken
+    from the host fact ``ascendfleet_models`` = ``{"cache_dir", "states": {"<model>@<revision>":
+    state}}`` that model_prefetch sets when its run changed nothing in the cache; None when the fact
+    is missing, is about another cache directory or lacks one of the models (read the cache then)."""
+    if not wanted:
+        return {}
+    if not isinstance(fact, dict) or fact.get("cache_dir") != cache_dir or not isinstance(fact.get("states"), dict):
+        return None
+    out = {}
+    for item in wanted:
+        state = fact["states"].get("%s@%s" % (item["model"], item["revision"]))
+        if not isinstance(state, dict):
+            return None
+        out[item["model"]] = state
+    return out
+
+
 # --------------------------------------------------------------------------- marker layout
 
 # One cached model (what ``modelscope download --local-dir`` writes, plus ours):

@@ -36,6 +36,14 @@ options:
   venv:
     description: Virtualenv of the C(modelscope) CLI whose installed version to report.
     type: path
+  deployment_states:
+    description:
+      - Also return, per requested model, what M(ascendfleet.llm.vllm_model_info) returns for it
+        (completeness, the C(config.json) values the deployment checks read, the weights' size), in
+        RV(states). model_prefetch hands them to vllm_compose as the fact C(ascendfleet_models) when
+        it changed nothing on the host, so the cache is read once per run.
+    type: bool
+    default: false
 seealso:
   - module: ascendfleet.llm.model_fetch
 """
@@ -86,6 +94,12 @@ missing:
   type: list
   elements: dict
   sample: [{"model": "Qwen/Qwen3.5-27B", "revision": "v1.0", "include": [], "exclude": []}]
+states:
+  description:
+    - With O(deployment_states), C(<model>@<revision>) to the model's state as
+      M(ascendfleet.llm.vllm_model_info) returns it in its C(models).
+  returned: when O(deployment_states)
+  type: dict
 cli_version:
   description: Version of the C(modelscope) distribution installed in O(venv), null when absent.
   returned: always
@@ -98,6 +112,8 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError, models_option
 
@@ -120,6 +136,7 @@ def main():
             models=models_option(),
             verify=dict(type="str", choices=["quick", "full"], default="quick"),
             venv=dict(type="path"),
+            deployment_states=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -135,8 +152,13 @@ def main():
             module.fail_json(msg="%s: cannot read the cache (%s)" % (item["model"], exc))
     missing = [dict(item, include=item["include"] or [], exclude=item["exclude"] or [])
                for item, state in zip(module.params["models"], out) if not state["complete"]]
+    extra = {}
+    if module.params["deployment_states"]:
+        extra["states"] = dict(("%s@%s" % (item["model"], item["revision"]),
+                                model_state(module.params["cache_dir"], item["model"], item["revision"]))
+                               for item in module.params["models"])
     module.exit_json(changed=False, models=out, missing=missing,
-                     cli_version=installed_version(module.params["venv"]))
+                     cli_version=installed_version(module.params["venv"]), **extra)
 
 
 if __name__ == "__main__":

@@ -214,6 +214,7 @@ hccn:
   sample: [{"device_id": 0, "link": "UP", "ipaddr": "29.1.112.213", "netmask": "255.255.0.0", "error": null}]
 """
 
+import concurrent.futures
 import glob
 import os
 import platform
@@ -429,12 +430,17 @@ def main():
         devices=list_devices(["davinci%d" % d for d in p["device_ids"]] + p["control_devices"]),
         paths=[path_facts(path) for path in p["paths"]],
     )
-    cli = None
+    # The Docker, image and hccn_tool reads each wait on a CLI (the image's a container start):
+    # they run side by side, the files are read meanwhile.
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=3)
+    cli = find_tool(module, p["docker_executable"]) if p["docker"] else None
+    jobs = {}
     if p["docker"]:
-        result["docker"] = docker_facts(module, p["docker_executable"])
-        cli = result["docker"]["cli"]
+        jobs["docker"] = pool.submit(docker_facts, module, p["docker_executable"])
     if p["image"]:
-        result["image"] = image_facts(module, cli, p["image"])
+        jobs["image"] = pool.submit(image_facts, module, cli, p["image"])
+    if p["hccn_device_ids"]:
+        jobs["hccn"] = pool.submit(hccn_facts, module, p["hccn_tool"], p["hccn_device_ids"])
     if p["cache_dir"]:
         cache = disk_facts(p["cache_dir"])
         cache["models"] = []
@@ -443,8 +449,9 @@ def main():
                                        include=m["include"], exclude=m["exclude"])
             cache["models"].append({k: state[k] for k in ("model", "revision", "marker", "complete", "reasons")})
         result["cache"] = cache
-    if p["hccn_device_ids"]:
-        result["hccn"] = hccn_facts(module, p["hccn_tool"], p["hccn_device_ids"])
+    for key, job in jobs.items():
+        result[key] = job.result()
+    pool.shutdown()
     module.exit_json(**result)
 
 

@@ -60,6 +60,25 @@ options:
         completeness reader, quick - every manifest file at its size), is returned in RV(errors) -
         a failed change could not roll back to it.
     type: path
+  read_state:
+    description:
+      - Also read, per deployment of O(planned) (each with C(name), C(image), C(card_count) and
+        C(devices)), what the vllm_compose rollout would compare - its compose file and modes, the
+        sha256 of its C(vllm.env), its containers (state, compose config hash, image), compose's own
+        config hash of the file on disk, the image the tag names now and the cards
+        M(ascendfleet.llm.npu_assign) would give it - returned in RV(deployments). The deploy
+        playbook's plan judges from it which hosts have nothing to change (their rollout is skipped).
+    type: bool
+    default: false
+  exclude:
+    description: With O(read_state), device ids npu_assign must not give out (as its O(ascendfleet.llm.npu_assign#module:exclude)).
+    type: list
+    elements: int
+    default: []
+  npu_smi_executable:
+    description: With O(read_state), the npu-smi to read the chips with.
+    type: str
+    default: npu-smi
 seealso:
   - module: ascendfleet.llm.vllm_gate
   - module: ascendfleet.llm.vllm_status
@@ -98,6 +117,15 @@ port_holders:
   description: Planned port (as a string) to the processes listening on it (pid, command, container id and name, compose project).
   returned: always
   type: dict
+deployments:
+  description:
+    - With O(read_state), deployment name to C(compose) (the file's text, null when missing),
+      C(compose_mode), C(env_sha256), C(env_mode), C(last_good_mode), C(image_id) (null when the image is
+      not on the host), C(containers) (C(service), C(status), C(config_hash), C(image_label), C(image_id)),
+      C(config_hashes) (service to compose's hash of the file on disk), C(cards) (what npu_assign would
+      give), C(cards_changed) and C(cards_error).
+  returned: when O(read_state)
+  type: dict
 problems:
   description: What could not be read (Docker not answering, an unreadable ledger).
   returned: always
@@ -105,13 +133,26 @@ problems:
   elements: str
 """
 
+import concurrent.futures
 import datetime
+import hashlib
 import json
 import os
+import stat
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_npu_smi, run_tool, tool_runner
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_assign import NpuAssignError, assign
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_owners
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_ledger import LedgerError, read as read_ledger
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
+    DEFAULT_IDLE_THRESHOLD_PCT,
+    NpuSmiParseError,
+    detect_family,
+    parse_info,
+)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import config_hashes, project_containers
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_completeness
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import (
     HOST_ARGS,
@@ -129,26 +170,120 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_status impor
 
 
 def read_projects(module, docker, problems):
-    """compose project -> this collection's containers, each with device_ids."""
+    """(compose project -> this collection's containers, each with device_ids; the raw inspect list)."""
     rc, out, err = module.run_command([docker, "ps", "--all", "--quiet", "--no-trunc", "--filter", "label=" + DEPLOYMENT_LABEL])
     if rc != 0:
         problems.append("docker ps: %s" % (err or out).strip())
-        return {}
+        return {}, []
     ids = out.split()
     if not ids:
-        return {}
+        return {}, []
     rc, out, err = module.run_command([docker, "inspect", "--type", "container"] + ids)
     try:
         projects = parse_containers(out, datetime.datetime.now(datetime.timezone.utc))
         raw = json.loads(out)
     except (StatusParseError, ValueError) as exc:
         problems.append("docker inspect: %s" % exc)
-        return {}
+        return {}, []
     devices = dict((item.get("Id"), device_ids((item.get("HostConfig") or {}).get("Devices"))) for item in raw)
     for containers in projects.values():
         for container in containers:
             container["device_ids"] = devices.get(container.get("full_id"), [])
-    return projects
+    return projects, raw
+
+
+def _mode(path):
+    try:
+        return "%04o" % stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def _cards(module, p, ledger, planned, npu_smi):
+    """name -> (device ids npu_assign would give, whether its ledger entry would change, error);
+    ``npu_smi``: (path or None, problem, job running ``npu-smi info``)."""
+    out = {}
+    wanted = [d for d in planned if d.get("devices") is None]
+    if not wanted:
+        return out
+    path, problem, job = npu_smi
+    info = None
+    if not problem:
+        rc, text, _err = job.result()
+        try:
+            info = parse_info(text, lambda _w: None) if rc == 0 else None
+        except NpuSmiParseError as exc:
+            problem = str(exc)
+        if rc != 0:
+            problem = "npu-smi info failed (rc %d)" % rc
+    if info is None:
+        return dict((d["name"], ([], True, problem or "npu-smi unreadable")) for d in wanted)
+    pids = [proc.pid for chip in info.chips for proc in chip.processes]
+    owners = {}
+    if pids:
+        run, docker = tool_runner(module, p["docker_executable"])
+        owners = pid_owners(pids, run, "com.docker.compose.project", p["proc_root"], docker)[0]
+    family = detect_family(info)
+    for dep in wanted:
+        try:
+            ids = assign(info.chips, family, dep["name"], int(dep.get("card_count") or 0), ledger, p["exclude"],
+                         DEFAULT_IDLE_THRESHOLD_PCT, owners)
+            out[dep["name"]] = (ids, list(ledger.get(dep["name"], [])) != ids, None)
+        except (NpuAssignError, ValueError, TypeError) as exc:
+            out[dep["name"]] = ([], True, str(exc))
+    return out
+
+
+def start_state_reads(module, docker, p, planned, pool):
+    """The slow reads of read_state(), started at once in ``pool`` (each a CLI taking a good part of a
+    second): npu-smi, the image of each tag, compose's config hash of each compose file."""
+    npu_smi = (None, None, None)
+    if any(d.get("devices") is None for d in planned):
+        path, problem = find_npu_smi(module, p["npu_smi_executable"])
+        npu_smi = (path, problem, None if problem else pool.submit(run_tool, module, [path, "info"]))
+    images, hashes = {}, {}
+    for dep in planned:
+        image = dep.get("image")
+        if docker and image and image not in images:
+            images[image] = pool.submit(module.run_command, [docker, "image", "inspect", "--format", "{{.Id}}", image])
+        compose_path = os.path.join(p["project_root"], dep["name"], "compose.yaml")
+        if docker and os.path.isfile(compose_path):
+            hashes[dep["name"]] = pool.submit(module.run_command, [docker, "compose", "-f", compose_path, "config", "--hash", "*"])
+    return npu_smi, images, hashes
+
+
+def read_state(module, p, planned, ledger, raw, jobs):
+    """vllm_host_info's RV(deployments): what the rollout of each planned deployment compares."""
+    npu_smi, image_jobs, hash_jobs = jobs
+    cards = _cards(module, p, ledger, planned, npu_smi)
+    image_ids = {}
+    for image, job in image_jobs.items():
+        rc, text, _err = job.result()
+        image_ids[image] = text.strip() if rc == 0 and text.strip() else None
+    out = {}
+    for dep in planned:
+        name = dep["name"]
+        pdir = os.path.join(p["project_root"], name)
+        compose_path = os.path.join(pdir, "compose.yaml")
+        env_path = os.path.join(pdir, "vllm.env")
+        compose = read_text(compose_path) if os.path.isfile(compose_path) else None
+        env_sha = None
+        if os.path.isfile(env_path):
+            with open(env_path, "rb") as handle:
+                env_sha = hashlib.sha256(handle.read()).hexdigest()
+        image = dep.get("image")
+        hashes = {}
+        if compose is not None and name in hash_jobs:
+            rc, text, _err = hash_jobs[name].result()
+            hashes = config_hashes(text) if rc == 0 else {}
+        ids, changed, error = cards.get(name, (dep.get("devices") or [], False, None))
+        out[name] = {
+            "compose": compose, "compose_mode": _mode(compose_path), "env_sha256": env_sha, "env_mode": _mode(env_path),
+            "last_good_mode": _mode(os.path.join(pdir, "last-good")) if os.path.isdir(os.path.join(pdir, "last-good")) else None,
+            "image_id": image_ids.get(image), "containers": project_containers(raw, name), "config_hashes": hashes,
+            "cards": ids, "cards_changed": changed, "cards_error": error,
+        }
+    return out
 
 
 def main():
@@ -160,6 +295,9 @@ def main():
             project_root=dict(type="path", default="/opt/ascendfleet"),
             ledger_path=dict(type="path", default="/var/lib/ascendfleet/npu-assignments.json"),
             cache_dir=dict(type="path"),
+            read_state=dict(type="bool", default=False),
+            exclude=dict(type="list", elements="int", default=[]),
+            npu_smi_executable=dict(type="str", default="npu-smi"),
             **HOST_ARGS
         ),
         supports_check_mode=True,
@@ -167,7 +305,10 @@ def main():
     p = module.params
     problems = []
     docker = module.get_bin_path(p["docker_executable"], required=False)
-    projects = read_projects(module, docker, problems) if docker else {}
+    planned = [d for d in p["planned"] if isinstance(d.get("name"), str) and isinstance(d.get("port"), int)]
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=8) if p["read_state"] else None
+    jobs = start_state_reads(module, docker, p, planned, pool) if pool else None
+    projects, raw = read_projects(module, docker, problems) if docker else ({}, [])
     if not docker:
         problems.append("docker: %s not found" % p["docker_executable"])
     try:
@@ -180,7 +321,6 @@ def main():
         for entry in sorted(os.listdir(p["project_root"])):
             if os.path.isfile(os.path.join(p["project_root"], entry, "compose.yaml")):
                 dirs.append(entry)
-    planned = [d for d in p["planned"] if isinstance(d.get("name"), str) and isinstance(d.get("port"), int)]
     holders = port_holders([d["port"] for d in planned], module.run_command if docker else None, p["proc_root"],
                            docker or "docker")
     found = survey(p["host"], projects, planned, p["names"], ledger, holders, dirs)
@@ -193,6 +333,9 @@ def main():
                 continue
         found["errors"] = found["errors"] + last_good_problems(
             p["host"], planned, last_good, lambda model, revision: model_completeness(p["cache_dir"], model, revision))
+    if p["read_state"]:
+        found["deployments"] = read_state(module, p, planned, ledger, raw, jobs)
+        pool.shutdown()
     module.exit_json(changed=False, problems=problems, **found)
 
 

@@ -4,6 +4,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import (
     FilterModule,
+    vllm_compose_noop,
     vllm_compose_plan,
     vllm_compose_pull_failure,
 )
@@ -16,7 +17,7 @@ IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.17.0rc1", "o
 
 
 def test_registered():
-    assert FilterModule().filters() == {"vllm_compose_plan": vllm_compose_plan,
+    assert FilterModule().filters() == {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_noop": vllm_compose_noop,
                                         "vllm_compose_pull_failure": vllm_compose_pull_failure}
 
 

@@ -120,7 +120,22 @@ def test_fleet_facts_are_copies():
 
 
 def test_filters_registered():
-    assert sorted(FilterModule().filters()) == ["fleet_fact", "planned_models", "report_path", "vllm_ascend_image"]
+    assert sorted(FilterModule().filters()) == ["cached_models", "fleet_fact", "planned_models", "report_path", "vllm_ascend_image"]
+
+
+def test_cached_models_from_model_prefetch_fact():
+    from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import cached_models
+    qwen = {"path": "/var/lib/ascendfleet/modelscope/models/Qwen/Qwen3.5-27B", "prefetched": True, "revision": "master",
+            "reason": None, "config": {"text_config": {"max_position_embeddings": 262144}}, "weights_bytes": 4194304}
+    fact = {"cache_dir": "/var/lib/ascendfleet/modelscope", "states": {"Qwen/Qwen3.5-27B@master": qwen}}
+    wanted = [{"model": "Qwen/Qwen3.5-27B", "revision": "master"}]
+    assert cached_models(fact, wanted, "/var/lib/ascendfleet/modelscope") == {"Qwen/Qwen3.5-27B": qwen}
+    # Another revision, another cache directory, a model it did not read, no fact: read the cache.
+    assert cached_models(fact, [{"model": "Qwen/Qwen3.5-27B", "revision": "v1"}], "/var/lib/ascendfleet/modelscope") is None
+    assert cached_models(fact, wanted, "/mnt/disk2/modelscope") is None
+    assert cached_models(fact, wanted + [{"model": "Qwen/Qwen3-8B", "revision": "master"}], "/var/lib/ascendfleet/modelscope") is None
+    assert cached_models({}, wanted, "/var/lib/ascendfleet/modelscope") is None
+    assert cached_models(None, [], "/x") == {}
 
 
 def test_report_path(monkeypatch):

@@ -1,0 +1,111 @@
+"""Tests of the rollout's "nothing to change" verdict (plugins/module_utils/_vllm_noop.py), on what a
+sim host returned after a deploy of two deployments (docker inspect of both containers, compose's
+config hash of qwen's file, the image id of its tag and the compose file vllm_compose rendered)."""
+import copy
+import json
+import pathlib
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import (
+    config_hashes,
+    host_reasons,
+    judge,
+    project_containers,
+)
+
+FIX = pathlib.Path(__file__).parent / "fixtures" / "vllm_noop"
+INSPECT = json.loads((FIX / "inspect-two-projects.json").read_text())
+HASHES = (FIX / "config-hash-qwen.txt").read_text()
+IMAGE_ID = (FIX / "image-id.txt").read_text().strip()
+COMPOSE = (FIX / "compose-qwen.txt").read_text()
+SERVICE = "vllm-ascend"
+QWEN = {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "image": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler",
+        "port": 8000, "served_model_name": "qwen3.5-27b", "devices": None, "card_count": 2}
+
+
+def state(**changes):
+    base = {"compose": COMPOSE, "compose_mode": "0644", "env_sha256": None, "env_mode": None, "last_good_mode": "0755",
+            "image_id": IMAGE_ID, "containers": project_containers(INSPECT, "qwen"), "config_hashes": config_hashes(HASHES),
+            "cards": [4, 5], "cards_changed": False, "cards_error": None}
+    base.update(changes)
+    return base
+
+
+def verdict(st, rendered=COMPOSE, env=None, absent=(), refusals=()):
+    return judge([QWEN], list(absent), list(refusals), {"qwen": st}, {"qwen": rendered}, env, SERVICE,
+                 host="afbench-fast2-01", endpoint_host="afbench-fast2-01")
+
+
+def test_config_hashes_of_compose_output():
+    assert config_hashes(HASHES) == {"vllm-ascend": "5967195f25d11f8fd5ecc63f911c6c8709ebf8d5a20ef85c87b346a0e8f2f7aa"}
+    assert config_hashes("") == {}
+
+
+def test_project_containers_picks_the_project():
+    qwen = project_containers(INSPECT, "qwen")
+    assert qwen == [{"service": "vllm-ascend", "status": "running",
+                     "config_hash": "5967195f25d11f8fd5ecc63f911c6c8709ebf8d5a20ef85c87b346a0e8f2f7aa",
+                     "image_label": "sha256:9c216db4e9b4692f449299fa18904851495fa3c9c82f3c249411520d626402db",
+                     "image_id": "sha256:9c216db4e9b4692f449299fa18904851495fa3c9c82f3c249411520d626402db"}]
+    assert [c["config_hash"][:8] for c in project_containers(INSPECT, "chat")] == ["d8fbd6ea"]
+    assert project_containers(INSPECT, "old") == []
+
+
+def test_deployed_host_is_unchanged_with_its_summary_entry():
+    out = verdict(state())
+    assert out["unchanged"] is True
+    assert out["deployments"] == [{"name": "qwen", "unchanged": True, "reasons": []}]
+    assert out["results"] == [{"host": "afbench-fast2-01", "deployment": "qwen", "model": "Qwen/Qwen3.5-27B", "cards": [4, 5],
+                               "image": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler",
+                               "endpoint": "http://afbench-fast2-01:8000/v1", "served_model_name": "qwen3.5-27b",
+                               "status": "unchanged", "reason": ""}]
+
+
+def test_a_new_image_tag_is_a_change():
+    # The tag now names another image than the container was created from (a rollout to a new build).
+    out = verdict(state(image_id="sha256:" + "1" * 64))
+    assert out["unchanged"] is False and out["results"] == []
+    assert out["deployments"][0]["reasons"] == ["containers: created from another image than the tag names now"]
+    assert verdict(state(image_id=None))["deployments"][0]["reasons"][0] == "image: not on the host"
+
+
+def test_a_stopped_container_is_a_change():
+    inspect = copy.deepcopy(INSPECT)
+    for item in inspect:
+        item["State"]["Status"] = "exited"
+    out = verdict(state(containers=project_containers(inspect, "qwen")))
+    assert out["deployments"][0]["reasons"] == ["containers: exited, not running"]
+    assert verdict(state(containers=[]))["deployments"][0]["reasons"] == ["containers: 0 of the project, not 1"]
+
+
+def test_another_compose_file_is_a_change():
+    rendered = COMPOSE.replace("--max-model-len", "--max-num-seqs", 1)
+    assert rendered != COMPOSE
+    assert verdict(state(), rendered=rendered)["deployments"][0]["reasons"] == ["files: compose.yaml differs from the rendered one"]
+    # The file on disk edited by hand and brought up: compose's hash of it differs from the container's.
+    out = verdict(state(config_hashes={"vllm-ascend": "0" * 64}))
+    assert out["deployments"][0]["reasons"] == ["containers: created from another compose file (config hash)"]
+    out = verdict(state(compose=None, compose_mode=None, config_hashes={}))
+    assert out["deployments"][0]["reasons"] == ["files: no compose.yaml",
+                                                "containers: created from another compose file (config hash)"]
+
+
+def test_files_cards_env_absent_and_refusals():
+    assert verdict(state(last_good_mode=None))["unchanged"] is False
+    assert verdict(state(compose_mode="0600"))["deployments"][0]["reasons"] == ["files: compose.yaml mode 0600, not 0644"]
+    assert verdict(state(cards_changed=True))["deployments"][0]["reasons"] == ["cards: the ledger would change"]
+    assert verdict(state(cards_error="not enough free NPU chips"))["deployments"][0]["reasons"] == [
+        "cards: not enough free NPU chips"]
+    # An API key: vllm.env must hold its line with mode 0600.
+    assert verdict(state(env_sha256="ab", env_mode="0600"), env="ab")["unchanged"] is True
+    assert verdict(state(env_sha256="ab", env_mode="0644"), env="ab")["unchanged"] is False
+    assert verdict(state(), env="ab")["unchanged"] is False
+    out = verdict(state(), absent=[{"name": "old"}])
+    assert out["unchanged"] is False and out["reasons"] == ["absent deployments to remove: old"]
+    assert verdict(state(), refusals=["bad"])["unchanged"] is False
+
+
+def test_a_deployment_not_read_is_a_change():
+    out = judge([QWEN], [], [], {}, {}, None, SERVICE)
+    assert out["unchanged"] is False and out["deployments"][0]["reasons"] == ["not read on the host"]
+    assert host_reasons(state(containers=project_containers(INSPECT, "chat")), "other")[0] == (
+        "containers: service vllm-ascend, not other")

@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+"""ascendfleet.llm.vllm_host_info with read_state through its real entry point: fake npu-smi (the
+seed's 910B2 sample) and docker (docker inspect, image id and compose config hash captured on a sim
+host after a deploy of qwen and chat), a ledger and project directories in a temporary directory."""
+
+import json
+import os
+import pathlib
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import judge
+from ansible_collections.ascendfleet.llm.plugins.modules import vllm_host_info
+
+from .conftest import FAKE_NPU_SMI, HERE
+
+FAKE_DOCKER = os.path.join(HERE, "fixtures", "fake-docker-host-info")
+FIX = pathlib.Path(HERE).parent / "module_utils" / "fixtures" / "vllm_noop"
+IMAGE = "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"
+COMPOSE = (FIX / "compose-qwen.txt").read_text()
+PLANNED = [{"name": "qwen", "port": 8000, "image": IMAGE, "card_count": 2, "devices": None, "model": "Qwen/Qwen3.5-27B"},
+           {"name": "chat", "port": 8001, "image": IMAGE, "card_count": 1, "devices": None, "model": "Qwen/Qwen3-8B"}]
+
+
+def _host(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_DOCKER_IMAGE", IMAGE)
+    (tmp_path / "ledger.json").write_text(json.dumps({"version": 1, "assignments": {"qwen": [4, 5], "chat": [6]}}))
+    (tmp_path / "opt" / "qwen" / "last-good").mkdir(parents=True)
+    os.chmod(tmp_path / "opt" / "qwen" / "last-good", 0o755)
+    (tmp_path / "opt" / "qwen" / "compose.yaml").write_text(COMPOSE)
+    os.chmod(tmp_path / "opt" / "qwen" / "compose.yaml", 0o644)
+    (tmp_path / "proc").mkdir()
+    return {"host": "afbench-fast2-01", "planned": PLANNED, "names": ["qwen", "chat"], "project_root": str(tmp_path / "opt"),
+            "ledger_path": str(tmp_path / "ledger.json"), "proc_root": str(tmp_path / "proc"), "read_state": True,
+            "npu_smi_executable": FAKE_NPU_SMI, "docker_executable": FAKE_DOCKER}
+
+
+def test_read_state_of_a_deployed_host(run_module, tmp_path, monkeypatch):
+    failed, result = run_module(vllm_host_info.main, _host(tmp_path, monkeypatch))
+    assert not failed and result["changed"] is False
+    qwen, chat = result["deployments"]["qwen"], result["deployments"]["chat"]
+    assert qwen["compose"] == COMPOSE and qwen["compose_mode"] == "0644" and qwen["last_good_mode"] == "0755"
+    assert qwen["image_id"] == "sha256:9c216db4e9b4692f449299fa18904851495fa3c9c82f3c249411520d626402db"
+    assert qwen["config_hashes"] == {"vllm-ascend": "5967195f25d11f8fd5ecc63f911c6c8709ebf8d5a20ef85c87b346a0e8f2f7aa"}
+    assert [c["status"] for c in qwen["containers"]] == ["running"]
+    # npu_assign would keep what the ledger holds (chips 4-7 of the seed sample are free).
+    assert (qwen["cards"], qwen["cards_changed"], qwen["cards_error"]) == ([4, 5], False, None)
+    assert (chat["cards"], chat["cards_changed"]) == ([6], False)
+    # chat's project directory is gone: its compose file is missing, compose is not asked.
+    assert chat["compose"] is None and chat["config_hashes"] == {} and chat["last_good_mode"] is None
+    verdict = judge(PLANNED, [], [], result["deployments"], {"qwen": COMPOSE, "chat": ""}, None, "vllm-ascend")
+    assert [(d["name"], d["unchanged"]) for d in verdict["deployments"]] == [("qwen", True), ("chat", False)]
+    assert verdict["unchanged"] is False
+
+
+def test_without_read_state_nothing_more_is_read(run_module, tmp_path, monkeypatch):
+    args = _host(tmp_path, monkeypatch)
+    args["read_state"] = False
+    failed, result = run_module(vllm_host_info.main, args)
+    assert not failed and "deployments" not in result
+
+
+def test_a_new_tag_and_a_missing_npu_smi(run_module, tmp_path, monkeypatch):
+    args = _host(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_DOCKER_IMAGE", "another")
+    args["npu_smi_executable"] = str(tmp_path / "no-npu-smi")
+    failed, result = run_module(vllm_host_info.main, args)
+    qwen = result["deployments"]["qwen"]
+    assert not failed and qwen["image_id"] is None
+    assert qwen["cards_changed"] is True and qwen["cards_error"]
