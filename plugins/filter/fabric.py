@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Filters over the RoCE fabric of a multi-node deployment (module_utils/_fabric.py).
 
-Documentation: fabric_ping_plan.yml and fabric_findings.yml beside this file.
+Documentation: fabric_ping_plan.yml, fabric_findings.yml and fabric_member_mismatches.yml beside this file.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -12,7 +12,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import fabric_findings as _findings
-from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import ping_plan
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import member_mismatches, ping_plan
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import MEMBER_KEYS
 
 
 def _members(value, name):
@@ -31,8 +32,14 @@ def fabric_findings(members, deployment):
     return _findings(str(deployment), _members(members, "fabric_findings"))
 
 
+def fabric_member_mismatches(members, deployment):
+    """Every setting a member resolved differently from the head (image, revision, parallel sizes...)."""
+    return member_mismatches(str(deployment), _members(members, "fabric_member_mismatches"), list(MEMBER_KEYS))
+
+
 class FilterModule(object):
     """Multi-node fabric filters."""
 
     def filters(self):
-        return {"fabric_ping_plan": fabric_ping_plan, "fabric_findings": fabric_findings}
+        return {"fabric_ping_plan": fabric_ping_plan, "fabric_findings": fabric_findings,
+                "fabric_member_mismatches": fabric_member_mismatches}

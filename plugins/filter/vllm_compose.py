@@ -21,7 +21,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy impor
 
 
 def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=None, chips=None, models=None,
-                      defaults=None, image=None):
+                      defaults=None, image=None, network=None):
     """Resolved deployments (command, environment, image, card count) plus errors and warnings."""
     try:
         healthy = None if healthy_device_ids is None else [int(d) for d in healthy_device_ids]
@@ -35,6 +35,7 @@ def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=
             defaults=dict(defaults or {}),
             image=dict(image or {}),
             cli=_vllm_cli,
+            network=dict(network or {}),
         )
     except (DeployError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("vllm_compose_plan: %s" % exc)

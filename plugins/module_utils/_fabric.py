@@ -189,6 +189,24 @@ def member_mismatches(deployment, members, keys):
     return found
 
 
+_ROUTE_DEV_RE = re.compile(r"\bdev\s+(\S+)")
+_ROUTE_SRC_RE = re.compile(r"\bsrc\s+(\S+)")
+
+
+def parse_route(text):
+    # type: (str) -> Dict[str, Optional[str]]
+    """``ip -o route get ADDRESS``: the NIC (``dev``) and this host's address on it (``src``).
+
+    ``10.77.0.3 dev eth0 src 10.77.0.2 uid 0 \\    cache`` -> ``{"nic": "eth0", "address": "10.77.0.2"}``.
+    A route to one of the host's own addresses goes over ``lo``; the caller asks for a peer's.
+    """
+    line = (text or "").strip()
+    dev, src = _ROUTE_DEV_RE.search(line), _ROUTE_SRC_RE.search(line)
+    if not dev:
+        raise FabricError("ip route get printed no 'dev' (no route?): %r" % line[:200])
+    return {"nic": dev.group(1), "address": src.group(1) if src else None}
+
+
 def tcp_state(error):
     # type: (Optional[BaseException]) -> str
     """What a TCP connect attempt says about a path: ``open`` (connected), ``refused`` (the host

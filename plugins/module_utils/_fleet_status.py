@@ -62,9 +62,12 @@ def _num(value, fmt="%g"):
     return "-" if value is None else fmt % value
 
 
-def _deployment(desired, observed, host):
-    # type: (Optional[Mapping[str, Any]], Optional[Mapping[str, Any]], str) -> Dict[str, Any]
-    """One deployment's row: desired (from the plan) against observed (from vllm_status)."""
+def _deployment(desired, observed, host, headless=False):
+    # type: (Optional[Mapping[str, Any]], Optional[Mapping[str, Any]], str, bool) -> Dict[str, Any]
+    """One deployment's row: desired (from the plan) against observed (from vllm_status).
+
+    ``headless``: a member of a multi-node deployment that is not its head opens no API port;
+    only its container is judged (the head's row judges the endpoint and every rank)."""
     obs = observed or {}
     name = (desired or obs).get("name")
     containers = obs.get("containers") or []
@@ -94,6 +97,8 @@ def _deployment(desired, observed, host):
             reasons.append("container %s is %s (exit code %s%s, %d restarts); read `docker compose -p %s logs`"
                            % (main.get("name"), main.get("state"), main.get("exit_code"),
                               ", OOM-killed" if main.get("oom_killed") else "", main.get("restarts") or 0, name))
+        elif headless:
+            pass
         elif probe.get("health_status") != 200:
             verdict = FAILED
             reasons.append("/health on port %s: %s" % (probe.get("port"), probe.get("health_error") or probe.get("health_status")))
@@ -189,6 +194,12 @@ def evaluate(records, generated_at=""):
         rows = []
         for desired in desired_deps:
             rows.append(_deployment(desired, observed_deps.get(desired["name"]), name))
+        for desired in plan.get("multinode") or []:
+            node = desired.get("multinode") or {}
+            row = _deployment(desired, observed_deps.get(desired["name"]), name, headless=node.get("role") != "head")
+            row["multinode"] = {"head": node.get("head"), "role": node.get("role"), "members": node.get("members") or []}
+            rows.append(row)
+        desired_deps = desired_deps + (plan.get("multinode") or [])
         known = set(d["name"] for d in desired_deps)
         for dep_name in sorted(observed_deps):
             if dep_name in known:
@@ -228,10 +239,54 @@ def evaluate(records, generated_at=""):
             "chip_counts": counts,
             "deployments": rows,
         })
+    multinode = _multinode(hosts)
     summary = {OK: 0, ATTENTION: 0, FAILED: 0}
     for host in hosts:
         summary[host["verdict"]] += 1
-    return {"generated_at": generated_at, "summary": summary, "hosts": hosts}
+    return {"generated_at": generated_at, "summary": summary, "hosts": hosts, "multinode": multinode}
+
+
+def _multinode(hosts):
+    # type: (List[Dict[str, Any]]) -> List[Dict[str, Any]]
+    """One entry per multi-node deployment from its members' rows: the head judges the endpoint,
+    a member that is down (or not reported) makes the whole deployment need attention at least,
+    and every member host carries the deployment's verdict."""
+    found = {}  # type: Dict[str, Dict[str, Any]]
+    for host in hosts:
+        for row in host.get("deployments") or []:
+            node = row.get("multinode")
+            if node:
+                entry = found.setdefault(row["name"], {"head": node["head"], "members": node["members"], "rows": {}})
+                entry["rows"][host["host"]] = row
+    out = []
+    for name in sorted(found):
+        entry = found[name]
+        verdict, reasons, members = OK, [], []
+        for member in entry["members"]:
+            row = entry["rows"].get(member)
+            role = "head" if member == entry["head"] else "member"
+            if row is None:
+                verdict = _worst(verdict, ATTENTION if role == "member" else FAILED)
+                reasons.append("%s (%s): no status (host unreachable, or not in the run)" % (member, role))
+                members.append({"host": member, "role": role, "verdict": FAILED, "state": "unknown", "cards": []})
+                continue
+            members.append({"host": member, "role": role, "verdict": row["verdict"], "state": row["state"],
+                            "cards": row["cards"]})
+            if row["verdict"] != OK:
+                verdict = _worst(verdict, row["verdict"] if role == "head" else ATTENTION)
+                reasons += ["%s (%s): %s" % (member, role, reason) for reason in row["reasons"]]
+        head = entry["rows"].get(entry["head"]) or {}
+        out.append({"name": name, "head": entry["head"], "verdict": verdict, "reasons": reasons, "members": members,
+                    "model": head.get("model"), "image_running": head.get("image_running"),
+                    "image_desired": head.get("image_desired"), "port": head.get("port")})
+        if verdict != OK:
+            for host in hosts:
+                if host["host"] in entry["members"]:
+                    host["verdict"] = _worst(host["verdict"], verdict)
+                    host["reasons"] = list(host.get("reasons") or []) + [
+                        "multi-node deployment %s %s: %s" % (name, "failed" if verdict == FAILED else "needs attention",
+                                                             "; ".join(reasons))]
+    return out
 
 
 def _chip_summary(host):
@@ -267,9 +322,13 @@ def _rows(fleet):
                     desired = desired[len(repo):]   # same repository: only the new tag, ":v0.18.0rc1-openeuler"
                 image = "%s -> %s" % (image, desired)
             health = "-" if dep.get("health") is None else str(dep["health"])
+            node = dep.get("multinode")
+            label = dep["name"] or "-"
+            if node:
+                label += " (head)" if node.get("role") == "head" else " (member of %s)" % node.get("head")
             out.append([
                 host["host"], dep["verdict"].upper() if dep["verdict"] != OK else host["verdict"].upper(),
-                dep["name"] or "-", image, health,
+                label, image, health,
                 ",".join(str(c) for c in dep.get("cards") or []) or "-",
                 _chip_summary(host),
                 "%s/%s" % (_num(dep.get("requests_running")), _num(dep.get("requests_waiting"))),
@@ -294,9 +353,21 @@ def render_text(fleet):
     lines = []
     for row in [HEADERS] + rows:
         lines.append("  ".join(cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)).rstrip())
+    lines += _multinode_lines(fleet)
     s = fleet["summary"]
     lines.append("%d host(s): %d ok, %d need attention, %d failed" % (len(fleet["hosts"]), s[OK], s[ATTENTION], s[FAILED]))
     return lines
+
+
+def _multinode_lines(fleet):
+    # type: (Mapping[str, Any]) -> List[str]
+    """One line per multi-node deployment: verdict, members with their cards, what needs doing."""
+    return ["multi-node %s: %s - %s%s" % (
+        entry["name"], entry["verdict"].upper(),
+        ", ".join("%s %s (cards %s, %s)" % (m["role"], m["host"], ",".join(str(c) for c in m["cards"]) or "-", m["state"])
+                  for m in entry["members"]),
+        (": " + "; ".join(entry["reasons"])) if entry["reasons"] else "")
+        for entry in fleet.get("multinode") or []]
 
 
 def _md(text):
@@ -316,6 +387,8 @@ def render_markdown(fleet):
     for row in _rows(fleet):
         lines.append("| " + " | ".join(_md(c) for c in row) + " |")
     lines.append("")
+    if fleet.get("multinode"):
+        lines += ["## Multi-node deployments", ""] + ["- %s" % _md(line) for line in _multinode_lines(fleet)] + [""]
     for host in fleet["hosts"]:
         lines.append("## %s: %s" % (host["host"], host["verdict"]))
         lines.append("")
@@ -447,6 +520,12 @@ def render_html(fleet, title="ascendfleet.llm fleet status"):
             out.append('<tr class="host-%s" data-host="%s" data-verdict="%s">%s</tr>' % (
                 host["verdict"], esc(host["host"]), host["verdict"], "".join(cells)))
     out.append("</tbody></table>")
+    if fleet.get("multinode"):
+        out.append('<h2>Multi-node deployments</h2><ul id="multinode">')
+        for entry, line in zip(fleet["multinode"], _multinode_lines(fleet)):
+            out.append('<li data-deployment="%s" data-verdict="%s"><span class="badge %s">%s</span> %s</li>' % (
+                esc(entry["name"]), entry["verdict"], entry["verdict"], esc(entry["verdict"].upper()), esc(line)))
+        out.append("</ul>")
     out.append('<div class="legend">Chips: <span class="chip busy"></span>busy <span class="chip idle"></span>idle '
                '<span class="chip used"></span>memory used, no process <span class="chip unhealthy"></span>unhealthy, '
                '<span class="chip idle held"></span>thick border: held by a deployment (npu_assign ledger). '

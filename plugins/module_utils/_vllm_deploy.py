@@ -73,6 +73,52 @@ PRESETS = {
     },
 }
 
+# Multi-node presets (docs/multi-node.md): the recipe's multiprocess data-parallel start-up on two
+# Atlas A2 servers (8 x 64 GB each); give the deployment its members (the head first). The
+# flags the role has no key for go in extra_args, as the recipe writes them.
+PRESETS.update({
+    # vllm-ascend docs/source/tutorials/models/Qwen3.5-397B-A17B.md, "Multi-node Deployment with MP
+    # (Recommended)", 2 x Atlas 800 A2 (first supported in v0.17.0rc1): node 0 and node 1 commands.
+    "qwen3.5-397b-a17b-2xa2": {
+        "tensor_parallel_size": 8,
+        "data_parallel_size": 2,
+        "data_parallel_size_local": 1,
+        "data_parallel_rpc_port": 13389,
+        "api_server_count": 2,
+        "max_model_len": 32768,
+        "max_num_batched_tokens": 4096,
+        "gpu_memory_utilization": 0.9,
+        "trust_remote_code": True,
+        "async_scheduling": True,
+        "enable_prefix_caching": False,
+        "speculative_config": {"method": "qwen3_5_mtp", "num_speculative_tokens": 3, "enforce_eager": True},
+        "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},
+        "extra_args": ["--seed", "1024", "--enable-expert-parallel", "--max-num-seqs", "16",
+                       "--additional-config", '{"enable_cpu_binding":true,"multistream_overlap_shared_expert":true}'],
+        # The recipe's environment beyond the reference one (which already has OMP_PROC_BIND=false,
+        # OMP_NUM_THREADS=1, TASK_QUEUE_ENABLE=1, PYTORCH_NPU_ALLOC_CONF, VLLM_USE_MODELSCOPE).
+        "extra_env": {"HCCL_BUFFSIZE": "1024"},
+    },
+    # vllm-ascend docs/source/tutorials/models/DeepSeek-R1.md, "5.2 Multi-Node Data Parallel
+    # Deployment" of DeepSeek-R1-W8A8 on 2 x Atlas 800 A2 (validated on v0.13.0): node 0 and node 1.
+    # DeepSeek-V3 W8A8 weights have the same architecture (DeepseekV3ForCausalLM) and take the same flags.
+    "deepseek-w8a8-2xa2": {
+        "tensor_parallel_size": 4,
+        "data_parallel_size": 4,
+        "data_parallel_size_local": 2,
+        "data_parallel_rpc_port": 13389,
+        "max_model_len": 16384,
+        "max_num_batched_tokens": 4096,
+        "gpu_memory_utilization": 0.92,
+        "trust_remote_code": True,
+        "speculative_config": {"num_speculative_tokens": 3, "method": "mtp"},
+        "compilation_config": {"cudagraph_mode": "FULL_DECODE_ONLY"},
+        "extra_args": ["--quantization", "ascend", "--seed", "1024", "--enable-expert-parallel", "--max-num-seqs", "16"],
+        "extra_env": {"HCCL_BUFFSIZE": "200", "VLLM_ASCEND_BALANCE_SCHEDULING": "1",
+                      "HCCL_INTRA_PCIE_ENABLE": "1", "HCCL_INTRA_ROCE_ENABLE": "0"},
+    },
+})
+
 # What a deployment is when neither preset, role defaults nor the deployment say otherwise.
 BASE = {
     "revision": "master",
@@ -98,7 +144,24 @@ BASE = {
     "vision": None,
     "image": None,
     "image_version": None,
+    # Multi-node (vLLM's multiprocess data parallel across hosts, docs/multi-node.md): the member
+    # hosts (inventory names, the head first), the ranks per member (default: data_parallel_size
+    # split evenly), the head's RPC port (default: the fleet fact multinode_rpc_port) and the
+    # head's API server processes (vLLM's --api-server-count; None: vLLM's default).
+    "members": None,
+    "data_parallel_size_local": None,
+    "data_parallel_rpc_port": None,
+    "api_server_count": None,
 }
+
+# The settings every member of a multi-node deployment must share with the head (what the
+# stand-in and vLLM refuse or hang on when they differ), compared after each member resolved them.
+MEMBER_KEYS = ("model", "revision", "image", "tensor_parallel_size", "data_parallel_size",
+               "data_parallel_size_local", "data_parallel_rpc_port", "members", "max_model_len",
+               "served_model_name", "port", "extra_args")
+# The environment of every member (vllm-ascend multi-node tutorials): its address on the NIC the
+# members talk over, and that NIC for Gloo, the TP sockets and HCCL's bootstrap socket.
+MULTINODE_NIC_ENV = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
 KNOWN_KEYS = frozenset(BASE) | frozenset(("name", "model", "preset"))
 
@@ -283,8 +346,18 @@ def command(dep):
     cmd = ["vllm", "serve", container_model_path(dep["model"]),
            "--host", "0.0.0.0", "--port", str(dep["port"]),
            "--tensor-parallel-size", str(dep["tensor_parallel_size"])]
-    if dep["data_parallel_size"] != 1:
+    node = dep.get("multinode")
+    if dep["data_parallel_size"] != 1 or node:
         cmd += ["--data-parallel-size", str(dep["data_parallel_size"])]
+    if node:
+        cmd += ["--data-parallel-size-local", str(node["local"]),
+                "--data-parallel-address", str(node["head_address"]),
+                "--data-parallel-rpc-port", str(node["rpc_port"])]
+        if node["role"] == "head":
+            if dep.get("api_server_count"):
+                cmd += ["--api-server-count", str(dep["api_server_count"])]
+        else:
+            cmd += ["--headless", "--data-parallel-start-rank", str(node["start_rank"])]
     cmd += ["--served-model-name", dep["served_model_name"]]
     if dep.get("max_model_len"):
         cmd += ["--max-model-len", str(dep["max_model_len"])]
@@ -316,6 +389,11 @@ def environment(dep, is_vl):
     env = dict(REFERENCE_ENV)
     if is_vl:
         env[FLASHCOMM1] = "0"
+    node = dep.get("multinode")
+    if node:
+        env["HCCL_IF_IP"] = str(node["address"])
+        for key in MULTINODE_NIC_ENV:
+            env[key] = str(node["nic"])
     for key, value in (dep.get("extra_env") or {}).items():
         if isinstance(value, bool):
             value = "1" if value else "0"
@@ -328,7 +406,7 @@ def _truthy_env(value):
 
 
 def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per_card_mb=None,
-         models=None, defaults=None, image=None, presets=None, cli=None):
+         models=None, defaults=None, image=None, presets=None, cli=None, network=None):
     """Resolve and validate every deployment of one host.
 
     ``cli``: the controller-side ``_vllm_cli`` module (what each vllm-ascend release's vLLM
@@ -339,9 +417,16 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
     version, os, variant, image, digest, source, mirror).
     ``models``: ``{"Owner/Name": {"prefetched": bool, "revision": str, "reason": str,
     "config": {...}, "weights_bytes": int}}`` as the vllm_model_info module returns.
-    Returns ``{"deployments": [...], "absent": [...], "errors": [...], "warnings": [...]}``.
+    ``network``: for the multi-node deployments this host is a member of, ``{name: {"head_address",
+    "address", "nic"}}`` (the head's address the members reach, this host's address and NIC on
+    the route to its peers); without it their command and environment are left out.
+    Returns ``{"deployments": [...], "multinode": [...], "absent": [...], "errors": [...],
+    "warnings": [...]}``: single-host deployments, then the multi-node ones this host is a member
+    of (each with ``multinode``: role, ranks, members), which the caller rolls out as one unit.
+    A multi-node deployment this host is not a member of is left out (and not checked) here.
     """
-    errors, warnings, resolved, absent = [], [], [], []
+    errors, warnings, resolved, absent, multinode = [], [], [], [], []
+    network = network or {}
     image = image or {}
     models = models or {}
     healthy = sorted(set(healthy_device_ids)) if healthy_device_ids is not None else None
@@ -379,6 +464,16 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
             errors.append(_msg(host, name, "state", "%r is neither present nor absent" % (dep.get("state"),),
                                "set state: present or state: absent"))
             continue
+        members = dep.get("members")
+        if members is not None:
+            if not (isinstance(members, list) and len(members) >= 2 and all(isinstance(m, str) and m for m in members)
+                    and len(set(members)) == len(members)):
+                errors.append(_msg(host, name, "members", "%r is not a list of two or more distinct inventory host names"
+                                   % (members,), "list the member hosts by inventory name, the head first, e.g. "
+                                   "[npu-01, npu-02], or drop members for a one-host deployment"))
+                continue
+            if host not in members:
+                continue
         if dep["state"] == "absent":
             absent.append({"name": name, "model": dep.get("model")})
             continue
@@ -392,20 +487,26 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
         _check_cc(dep, host, name, errors)
         if len(errors) > before:
             continue
-        world = dep["tensor_parallel_size"] * dep["data_parallel_size"]
+        if members is not None:
+            if not _member_ranks(dep, host, name, members, network.get(name), errors):
+                continue
+        world = dep["tensor_parallel_size"] * (dep["multinode"]["local"] if members is not None else dep["data_parallel_size"])
         dep["card_count"] = world
         if not _is_pow2(world):
             errors.append(_msg(host, name, "tensor_parallel_size x data_parallel_size",
                                "%d x %d = %d cards is not a power of two" % (dep["tensor_parallel_size"], dep["data_parallel_size"], world),
                                "use 1, 2, 4, 8 or 16 cards in total (HCCL groups and npu_assign need powers of two)"))
         elif healthy is not None and world > len(healthy):
-            errors.append(_msg(host, name, "tensor_parallel_size x data_parallel_size",
+            errors.append(_msg(host, name, "tensor_parallel_size x data_parallel_size" + ("_local" if members is not None else ""),
                                "needs %d cards but the host has only %d healthy card(s) (%s)"
                                % (world, len(healthy), ", ".join(str(d) for d in healthy) or "none"),
                                "lower tensor_parallel_size/data_parallel_size or repair the cards"))
         conv1d = any(p.search(model) for p in CAUSAL_CONV1D_MODELS) or (
             "linear_conv_kernel_dim" in text_config((models.get(model) or {}).get("config") or {}))
-        if dep["tensor_parallel_size"] == 8 and family == "910B" and conv1d:
+        # A preset whose official recipe runs 8-way (qwen3.5-397b-a17b-2xa2) is not warned about.
+        recipe_tp8 = raw.get("tensor_parallel_size") is None and (presets or PRESETS).get(dep.get("preset") or "", {}).get(
+            "tensor_parallel_size") == 8
+        if dep["tensor_parallel_size"] == 8 and family == "910B" and conv1d and not recipe_tp8:
             warnings.append(_msg(host, name, "tensor_parallel_size",
                                  "8 on 910B is known to fail for %s with 'aclnnCausalConv1d failed ... blockDim is invalid' "
                                  "(its causal-conv1d kernel has an operator limit under an 8-way split; not a memory problem)"
@@ -446,12 +547,55 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                "'Flash Comm V1 is not supported for VL models'" % model,
                                "remove %s from extra_env (the role sets it to 0 for VL models)" % FLASHCOMM1))
         dep["is_vl"] = bool(is_vl)
-        dep["command"] = command(dep)
-        dep["environment"] = environment(dep, is_vl)
         dep["container_model_path"] = container_model_path(model)
-        resolved.append(dep)
-    _check_collisions(resolved, host, errors)
-    return {"deployments": resolved, "absent": absent, "errors": errors, "warnings": warnings}
+        if members is not None and dep["multinode"]["head_address"] is None:
+            # Validated only: the caller plans it again with the network of its members.
+            dep["command"], dep["environment"] = [], {}
+        else:
+            dep["command"] = command(dep)
+            dep["environment"] = environment(dep, is_vl)
+        (multinode if members is not None else resolved).append(dep)
+    _check_collisions(resolved + multinode, host, errors)
+    return {"deployments": resolved, "multinode": multinode, "absent": absent, "errors": errors, "warnings": warnings}
+
+
+def _member_ranks(dep, host, name, members, network, errors):
+    """Note this member's part of a multi-node deployment as ``dep["multinode"]`` (role, ranks,
+    addresses); False (with the errors) when the sizes do not split over the members."""
+    count = len(members)
+    size, local = dep["data_parallel_size"], dep.get("data_parallel_size_local")
+    if local is None:
+        if size % count:
+            errors.append(_msg(host, name, "data_parallel_size", "%d ranks do not split evenly over %d members" % (size, count),
+                               "use a multiple of %d (each member runs data_parallel_size / members ranks) or set "
+                               "data_parallel_size_local" % count))
+            return False
+        local = size // count
+    if not _is_int(local) or local < 1 or local * count != size:
+        errors.append(_msg(host, name, "data_parallel_size_local", "%r ranks on each of %d members is not data_parallel_size %d"
+                           % (local, count, size), "set data_parallel_size_local to data_parallel_size / members (%s)"
+                           % (size // count if size % count == 0 else "none fits: change data_parallel_size")))
+        return False
+    port = dep.get("data_parallel_rpc_port")
+    port = fleet_fact("multinode_rpc_port") if port is None else port
+    if not _is_int(port) or not 0 < port < 65536 or port == dep["port"]:
+        errors.append(_msg(host, name, "data_parallel_rpc_port", "%r is not a TCP port apart from the API port %s"
+                           % (port, dep["port"]), "use a free port between 1 and 65535, e.g. the tutorial's %s"
+                           % fleet_fact("multinode_rpc_port")))
+        return False
+    if dep.get("api_server_count") is not None and (not _is_int(dep["api_server_count"]) or dep["api_server_count"] < 1):
+        errors.append(_msg(host, name, "api_server_count", "%r is not a positive integer" % (dep["api_server_count"],),
+                           "set a whole number >= 1 (the tutorial's 2) or leave it unset"))
+        return False
+    index = members.index(host)
+    dep["data_parallel_size_local"], dep["data_parallel_rpc_port"] = local, port
+    dep["multinode"] = {
+        "members": list(members), "head": members[0], "role": "head" if index == 0 else "member",
+        "local": local, "start_rank": index * local, "rpc_port": port,
+        "head_address": (network or {}).get("head_address"), "address": (network or {}).get("address"),
+        "nic": (network or {}).get("nic"),
+    }
+    return True
 
 
 def _check_numbers(dep, host, name, errors, warnings):

@@ -81,6 +81,23 @@ options:
         description: The inventory name behind O(tcp[].address) (returned as given, for messages).
         type: str
         default: ""
+  routes:
+    description:
+      - Peers to find the route to (C(ip -o route get <address>) after resolving a name) - which
+        NIC this host reaches them over and its own address on that NIC - the C(HCCL_IF_IP) and
+        C(*_SOCKET_IFNAME) of a multi-node member.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      address:
+        description: The peer's address or resolvable name (the head's, for a member).
+        type: str
+        required: true
+      peer:
+        description: The inventory name behind O(routes[].address) (returned as given, for messages).
+        type: str
+        default: ""
   hccn_tool:
     description: Path of C(hccn_tool).
     type: path
@@ -128,6 +145,13 @@ tcp:
   type: list
   elements: dict
   sample: [{address: 192.0.2.11, port: 13389, peer: npu-01, state: refused, error: "[Errno 111] Connection refused"}]
+routes:
+  description: One entry per O(routes), with C(resolved) (the peer's IPv4 address), C(nic) (the
+    interface of the route), C(source) (this host's address on it) and C(error).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{address: npu-01, peer: npu-01, resolved: 192.0.2.11, nic: enp61s0f0, source: 192.0.2.12, error: null}]
 """
 
 import os
@@ -141,6 +165,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import (
     FabricError,
     parse_net_health,
     parse_ping,
+    parse_route,
     tcp_state,
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
@@ -215,6 +240,25 @@ def connect(timeout, spec):
     return entry
 
 
+def route(module, timeout, spec):
+    """The NIC and own address this host reaches ``spec["address"]`` over (``ip -o route get``)."""
+    entry = dict(spec, nic=None, source=None, resolved=None, error=None)
+    try:
+        entry["resolved"] = socket.gethostbyname(spec["address"])
+        ip_tool = module.get_bin_path("ip")
+        if not ip_tool:
+            raise FabricError("the ip command (iproute2) is not installed")
+        proc = subprocess.run([ip_tool, "-o", "route", "get", entry["resolved"]], capture_output=True, text=True,
+                              timeout=timeout, env=TOOL_ENV, check=False)
+        if proc.returncode != 0:
+            raise FabricError(first_lines(proc.stdout + proc.stderr) or "exit %d" % proc.returncode)
+        found = parse_route(proc.stdout)
+        entry["nic"], entry["source"] = found["nic"], found["address"]
+    except (OSError, FabricError, subprocess.TimeoutExpired) as exc:
+        entry["error"] = str(exc)
+    return entry
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -228,6 +272,10 @@ def main():
             tcp=dict(type="list", elements="dict", default=[], options=dict(
                 address=dict(type="str", required=True),
                 port=dict(type="int", required=True),
+                peer=dict(type="str", default=""),
+            )),
+            routes=dict(type="list", elements="dict", default=[], options=dict(
+                address=dict(type="str", required=True),
                 peer=dict(type="str", default=""),
             )),
             hccn_tool=dict(type="path", default=HCCN_TOOL),
@@ -260,7 +308,8 @@ def main():
         else:
             ping_entries.append(dict(spec, transmitted=None, received=None, loss=None, error=missing))
     module.exit_json(changed=False, hccn=hccn_entries, pings=ping_entries,
-                     tcp=[connect(p["timeout"], spec) for spec in p["tcp"]])
+                     tcp=[connect(p["timeout"], spec) for spec in p["tcp"]],
+                     routes=[route(module, p["timeout"], spec) for spec in p["routes"]])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import (
     member_mismatches,
     parse_net_health,
     parse_ping,
+    parse_route,
     ping_ok,
     ping_plan,
     tcp_state,
@@ -126,3 +127,16 @@ def test_tcp_state_tells_a_closed_port_from_a_filtered_path():
     assert tcp_state(ConnectionRefusedError(111, "Connection refused")) == "refused"
     assert tcp_state(socket.timeout("timed out")) == "timeout"
     assert tcp_state(OSError(113, "No route to host")) == "unreachable"
+
+
+def test_route_names_the_nic_and_this_hosts_address_on_it():
+    # Read off the captures by hand (fixtures/fabric/SOURCES.md).
+    assert parse_route(fixture("ip-o-route-get-peer-sim.txt")) == {"nic": "eth0", "address": "172.23.0.3"}
+    assert parse_route(fixture("ip-o-route-get-via-gateway.txt")) == {"nic": "eth0", "address": "192.0.2.2"}
+    # A host's own address routes over lo: the caller asks for a peer's route instead.
+    assert parse_route(fixture("ip-o-route-get-local.txt")) == {"nic": "lo", "address": "127.0.0.1"}
+
+
+def test_route_without_a_device_is_an_error():
+    with pytest.raises(FabricError, match="no 'dev'"):
+        parse_route("RTNETLINK answers: Network is unreachable\n")

@@ -154,3 +154,56 @@ def test_ledger_only_orphan_and_absent_holder_need_attention():
         "playbooks/deploy-qwen.yml to free them)"]
     # The fleet's own deployments in the ledger are no orphans.
     assert _host(evaluate(_records()), "sim-910b2-seed")["reasons"] == []
+
+
+def _multinode_records(member_state="running"):
+    """The seed host's qwen as the head of a two-node deployment, and a second host as its member:
+    the member's container shares the head's data, but it runs headless (vllm_status finds no
+    answer on its port)."""
+    head = _records()[0]
+    node = {"members": ["sim-910b2-seed", "sim-member"], "head": "sim-910b2-seed"}
+    desired = dict(head["plan"]["deployments"][0])
+    head["plan"] = dict(head["plan"], deployments=[],
+                        multinode=[dict(desired, multinode=dict(node, role="head"))])
+    member = copy.deepcopy(head)
+    member["host"] = "sim-member"
+    member["plan"]["multinode"] = [dict(desired, multinode=dict(node, role="member"))]
+    observed = member["observed"]["deployments"][0]
+    observed["probe"] = {"port": 8000, "health_status": None, "health_error": "connection refused", "models": None,
+                         "models_error": None, "metrics": {}, "metrics_error": None}
+    observed["containers"][0]["state"] = member_state
+    return [head, member]
+
+
+def test_a_multinode_deployment_is_one_entry_with_its_members_and_cards():
+    fleet = evaluate(_multinode_records())
+    assert fleet["multinode"] == [{
+        "name": "qwen", "head": "sim-910b2-seed", "verdict": "ok", "reasons": [],
+        "members": [{"host": "sim-910b2-seed", "role": "head", "verdict": "ok", "state": "running", "cards": [4, 5]},
+                    {"host": "sim-member", "role": "member", "verdict": "ok", "state": "running", "cards": [4, 5]}],
+        "model": "Qwen/Qwen3.5-27B", "image_running": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler",
+        "image_desired": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler", "port": 8000}]
+    # A headless member is judged by its container, not by an API it does not open; no orphan either.
+    assert [(h["host"], h["verdict"]) for h in fleet["hosts"]] == [("sim-910b2-seed", "ok"), ("sim-member", "ok")]
+    text = render_text(fleet)
+    assert ("multi-node qwen: OK - head sim-910b2-seed (cards 4,5, running), member sim-member (cards 4,5, running)"
+            in text)
+    assert any(" qwen (member of sim-910b2-seed) " in line for line in text)
+    assert "## Multi-node deployments" in render_markdown(fleet)
+    assert 'data-deployment="qwen" data-verdict="ok"' in render_html(fleet)
+
+
+def test_a_member_that_is_down_makes_the_whole_deployment_need_attention():
+    fleet = evaluate(_multinode_records(member_state="exited"))
+    (entry,) = fleet["multinode"]
+    assert entry["verdict"] == "attention"
+    assert entry["reasons"] == ["sim-member (member): container qwen-vllm-ascend-1 is exited (exit code 0, 0 restarts); "
+                                "read `docker compose -p qwen logs`"]
+    head = _host(fleet, "sim-910b2-seed")
+    assert head["verdict"] == "attention"
+    assert head["reasons"][-1].startswith("multi-node deployment qwen needs attention: sim-member (member): container")
+    assert _host(fleet, "sim-member")["verdict"] == "failed"
+    # Without the member's record at all (unreachable, left out), the deployment still needs attention.
+    (entry,) = evaluate(_multinode_records()[:1])["multinode"]
+    assert entry["verdict"] == "attention"
+    assert entry["reasons"] == ["sim-member (member): no status (host unreachable, or not in the run)"]
