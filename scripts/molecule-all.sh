@@ -14,8 +14,9 @@ cd "$top"
 jobs=${ASCENDFLEET_MOLECULE_JOBS:-3}
 read -r -a alone <<<"${ASCENDFLEET_MOLECULE_ALONE:-vllm_compose_health_gate fleet_monitoring_prometheus}"
 # The longest scenarios start first among the others, so none is left running alone at the end
-# (measured on a quiet machine: image_pull 599 s, rollout 269 s, the rest 65-196 s).
-read -r -a longest <<<"${ASCENDFLEET_MOLECULE_LONGEST:-vllm_compose_image_pull vllm_compose_rollout}"
+# (measured on a quiet machine: image_pull 599 s, rollout 269 s, the rest 65-196 s; multinode_deploy
+# about 16 minutes at a load of 8).
+read -r -a longest <<<"${ASCENDFLEET_MOLECULE_LONGEST:-vllm_compose_image_pull multinode_deploy vllm_compose_rollout}"
 if [ "${1:-}" = "-s" ]; then
   shift
   scenarios=("$@")
