@@ -96,6 +96,15 @@ options:
       - Empty to skip (or to take the image from O(images)).
     type: str
     default: ""
+  image_record:
+    description:
+      - What an earlier read of the image found, C({id, cann_version, source}) (for example the
+        npu_verify fleet report, filter P(ascendfleet.llm.npu_verify_image_record#filter)). When the
+        image on the host has this ID (the digest of its content, so the same toolkit files), its
+        CANN is taken from here and no probe container is started.
+      - Empty, or another ID, to read the image.
+    type: dict
+    default: {}
   images:
     description:
       - With O(npu_smi) and O(image) empty, the image to read per chip family (C(910B), C(A3),
@@ -231,11 +240,12 @@ image:
   description:
     - The vllm-ascend image of O(image) (or of O(images)). C(present) false when it is not on the host yet.
     - C(cann_version) is null when the image holds no toolkit version file (C(error) says so).
+    - C(recorded) is true when C(cann_version) and C(source) come from O(image_record) (same image ID).
   returned: when O(image) is set, or O(images) names an image for the chips' family
   type: dict
   sample: {"name": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler", "present": true, "id": "sha256:0a1b",
            "cann_version": "8.5.0", "source": "/usr/local/Ascend/cann/aarch64-linux/ascend_toolkit_install.info",
-           "error": null}
+           "error": null, "recorded": false}
 cache:
   description:
     - The cache directory; when it does not exist yet, C(mount_point), C(free_bytes), C(total_bytes)
@@ -378,9 +388,9 @@ def docker_facts(module, executable):
     return result
 
 
-def image_facts(module, cli, image):
+def image_facts(module, cli, image, record=None):
     result = {"name": image, "present": False, "id": None, "cann_version": None, "source": None,
-              "error": None}
+              "error": None, "recorded": False}
     if not cli:
         result["error"] = "the docker CLI is not installed"
         return result
@@ -389,6 +399,11 @@ def image_facts(module, cli, image):
         result["error"] = first_lines(err) or "docker image inspect exited %d" % rc
         return result
     result.update(present=True, id=out.strip() or None)
+    record = record or {}
+    if result["id"] and record.get("id") == result["id"] and record.get("cann_version") and record.get("source"):
+        # The same content as when the record was made: the same toolkit files.
+        result.update(cann_version=str(record["cann_version"]), source=str(record["source"]), recorded=True)
+        return result
     rc, out, err = run_tool(module, [cli, "run", "--rm", "--pull", "never", "--network", "none", "--entrypoint",
                                      "/bin/sh", image, "-c", image_probe_script()])
     if rc != 0:
@@ -449,6 +464,7 @@ def main():
             docker_executable=dict(type="str", default="docker"),
             image=dict(type="str", default=""),
             images=dict(type="dict", default={}),
+            image_record=dict(type="dict", default={}),
             cache_dir=dict(type="path", default=""),
             models=models_option(),
             hccn_device_ids=dict(type="list", elements="int", default=[]),
@@ -502,7 +518,7 @@ def main():
     if p["docker"]:
         jobs["docker"] = pool.submit(docker_facts, module, p["docker_executable"])
     if image:
-        jobs["image"] = pool.submit(image_facts, module, cli, image)
+        jobs["image"] = pool.submit(image_facts, module, cli, image, p["image_record"])
     if hccn_device_ids:
         jobs["hccn"] = pool.submit(hccn_facts, module, p["hccn_tool"], hccn_device_ids)
     if p["cache_dir"]:

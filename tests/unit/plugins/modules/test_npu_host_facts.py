@@ -123,7 +123,7 @@ def test_image_not_on_host(monkeypatch, ascend):
         inspect: (1, "", "Error: No such image: %s\n" % image),
     })
     assert result["image"] == {"name": image, "present": False, "id": None, "cann_version": None, "source": None,
-                               "error": "Error: No such image: %s" % image}
+                               "error": "Error: No such image: %s" % image, "recorded": False}
     assert calls[-1] == inspect  # nothing is run from an absent image, nothing is pulled
 
 
@@ -145,9 +145,21 @@ def test_image_cann_is_read_without_starting_the_server(monkeypatch, ascend):
                 image, "-c", image_probe_script())
 
     commands[probe_key()] = (0, probe_out, "")
-    result, dummy = run(monkeypatch, base_args(ascend, image=image), commands)
+    result, calls = run(monkeypatch, base_args(ascend, image=image), commands)
     assert result["image"] == {"name": image, "present": True, "id": "sha256:abc", "cann_version": "8.3.RC2",
-                               "source": path, "error": None}
+                               "source": path, "error": None, "recorded": False}
+    assert probe_key() in calls
+    # A record of another image ID: the image is read again.
+    result, calls = run(monkeypatch, base_args(ascend, image=image, image_record={
+        "id": "sha256:old", "cann_version": "8.2.RC1", "source": path}), commands)
+    assert result["image"]["cann_version"] == "8.3.RC2" and result["image"]["recorded"] is False
+    assert probe_key() in calls
+    # The record of this image ID (what the first read found): no container is started.
+    record = {"id": "sha256:abc", "cann_version": "8.3.RC2", "source": path}
+    result, calls = run(monkeypatch, base_args(ascend, image=image, image_record=record), commands)
+    assert result["image"] == {"name": image, "present": True, "id": "sha256:abc", "cann_version": "8.3.RC2",
+                               "source": path, "error": None, "recorded": True}
+    assert calls[-1] == inspect and probe_key() not in calls
 
 
 @pytest.mark.parametrize("args, message", [
