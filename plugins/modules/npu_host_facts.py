@@ -108,7 +108,7 @@ options:
   images:
     description:
       - With O(npu_smi) and O(image) empty, the image to read per chip family (C(910B), C(A3),
-        C(310P), ...): the one of the family npu-smi reports, none when the family has none.
+        C(310P) and so on). The one of the family npu-smi reports is read, none when the family has none.
     type: dict
     default: {}
   cache_dir:
