@@ -61,7 +61,7 @@ options:
     type: str
     default: npu-smi
   idle_threshold_pct:
-    description: As for M(ascendfleet.llm.npu_info) (the RV(npu.chips[].idle) verdict), with O(npu_smi).
+    description: As for M(ascendfleet.llm.npu_info) (the C(idle) verdict of the chips in RV(npu)), with O(npu_smi).
     type: float
     default: 15.0
   device_ids:
