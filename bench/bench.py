@@ -74,8 +74,8 @@ class Config:
         self.prefetch_hosts = int(env_str("BENCH_PREFETCH_HOSTS", "2" if quick else "4"))
         self.prefetch_bytes = metrics.parse_size(env_str("BENCH_PREFETCH_SIZE", "256MiB" if quick else "2GiB"))
         self.prefetch_shards = int(env_str("BENCH_PREFETCH_SHARDS", "2" if quick else "4"))
-        # serial@hosts: serial 1 over 4 hosts, then 25% over 8 (batches of 2)
-        self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@4,25%@8"))
+        # serial@hosts: serial 1 over 2 hosts, then 25% over 8 (batches of 2)
+        self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@2,25%@8"))
         self.repeat = int(env_str("BENCH_REPEAT", "1"))
         # The floor is the denominator of every no-op ratio: with 2 (the default) it runs just
         # before and just after the no-op it is compared with, and the median is kept.
@@ -338,11 +338,15 @@ class Bench:
         return rec
 
     # ---------------------------------------------------------------- sections
-    def deployments_extra(self, count):
-        """``-e @file`` giving the run's deployments (the first ``count`` of bench_deployments())."""
-        path = os.path.join(self.cfg.work, "deployments-%d.json" % count)
+    def deployments_extra(self, count, remove_up_to=0):
+        """``-e @file`` giving the run's deployments (the first ``count`` of bench_deployments()),
+        and, up to ``remove_up_to``, the ones after them with ``state: absent`` (the converge from
+        more deployments per host to fewer)."""
+        deps = bench_deployments(count)
+        gone = [dict(d, state="absent") for d in bench_deployments(remove_up_to)[count:]] if remove_up_to > count else []
+        path = os.path.join(self.cfg.work, "deployments-%d%s.json" % (count, "-remove-%d" % remove_up_to if gone else ""))
         with open(path, "w", encoding="utf-8") as handle:
-            json.dump({"ascendfleet_deployments": bench_deployments(count)}, handle)
+            json.dump({"ascendfleet_deployments": deps + gone}, handle)
         return ["-e", "@" + path]
 
     def floor_extra(self, count):
@@ -352,15 +356,18 @@ class Bench:
     def ensure_deployed(self, count=1):
         """Converge the whole fleet to ``count`` deployments per host on the default image (set-up,
         not a figure): every host at once (vllm_compose_serial=100%) to save time; the rollouts
-        measure the batches. The first such run is reported as the first deploy."""
+        measure the batches. The first such run is reported as the first deploy. Going from more
+        deployments to fewer removes the others (``state: absent``), which costs far less than a
+        second deploy: the run deploys the most deployments first (see run())."""
         if count in self.deploy_failed:
             return False
         if self.deployed != count:
             first = self.deployed is None
+            remove = self.deployed if isinstance(self.deployed, int) and not isinstance(self.deployed, bool) else 0
             label = ("first deploy (deploy-qwen.yml, serial 100%%, %d deployment(s))" % count if first
                      else "converge to %d deployment(s) per host (untimed)" % count)
             rec = self.playbook(label, "playbooks/deploy-qwen.yml", self.cfg.fleet_size,
-                                extra=self.deployments_extra(count) + ["-e", "vllm_compose_serial=100%"])
+                                extra=self.deployments_extra(count, remove_up_to=remove) + ["-e", "vllm_compose_serial=100%"])
             if first:
                 self.results["figures"].setdefault("noop", {})["first_deploy"] = pick(rec)
                 self.results["figures"]["noop"]["first_deploy"].update(deployments=count, wall_s_per_host=rec["wall_s"] / rec["hosts"])
@@ -385,12 +392,12 @@ class Bench:
         if not self.ensure_deployed(count):
             return
         deploy, floor_extra = self.deployments_extra(count), self.floor_extra(count)
-        # Largest N first, right after the converge of the whole fleet, and its no-op twice: the
-        # second follows a no-op of the same hosts, so its control-node files are judged (see
-        # reports_key); the smaller inventories follow runs on more hosts.
+        # Largest N first, right after the converge of the whole fleet; the smallest N last and
+        # its no-op twice: the second follows a no-op of the same hosts, so its control-node
+        # files are judged (see reports_key; every no-op's changes on the hosts are judged).
         for n in sorted(cfg.noop_hosts, reverse=True):
             floors, noops = [], []
-            repeat = max(cfg.repeat, 2) if n == max(cfg.noop_hosts) else cfg.repeat
+            repeat = max(cfg.repeat, 2) if n == min(cfg.noop_hosts) else cfg.repeat
             # floor, no-op, floor, no-op, ...: each no-op between the floors it is compared with.
             for i in range(max(repeat, cfg.floor_repeat)):
                 if i < cfg.floor_repeat:
@@ -655,10 +662,11 @@ class Bench:
         t0 = time.monotonic()
         try:
             self.up()
-            # The one-deployment no-op first, then prefetch and rollouts on that fleet, then the
-            # sections with more deployments (the rollouts measure one endpoint per host).
-            first, more = cfg.noop_deployments[:1], cfg.noop_deployments[1:]
-            plan = [("noop", d) for d in first] + [("prefetch", None), ("rollout", None)] + [("noop", d) for d in more] + [("mitogen", None)]
+            # The no-op sections with the most deployments first (the first deploy deploys them
+            # all; each section after it only removes one), then prefetch and rollouts on one
+            # deployment per host (the rollouts measure one endpoint per host).
+            plan = ([("noop", d) for d in sorted(set(cfg.noop_deployments), reverse=True)]
+                    + [("prefetch", None), ("rollout", None), ("mitogen", None)])
             for section, arg in plan:
                 if section not in cfg.sections:
                     continue

@@ -129,14 +129,16 @@ def goals(results, previous=None):
     fd = nf.get("first_deploy")
     if fd:
         prev = ((previous or {}).get("figures") or {}).get("noop", {}).get("first_deploy")
+        unlike = ""
         # Only a first deploy of the same fleet compares (the hosts deploy in parallel).
         if prev and (prev.get("hosts"), prev.get("deployments", 1)) != (fd["hosts"], fd.get("deployments", 1)):
+            unlike = " (not compared: the previous run deployed N=%s with %s deployment(s))" % (prev.get("hosts"), prev.get("deployments", 1))
             prev = None
         prev_v = prev["wall_s"] / prev["hosts"] if prev else None
         value = fd.get("wall_s_per_host")
         ratio = _ratio(value, prev_v)
         add("the first deploy stays as it is (within %.2fx the previous run's, wall per host)" % GOALS["first_deploy_vs_previous"],
-            "first deploy, N=%d, %s deployment(s)" % (fd["hosts"], fd.get("deployments", 1)), value, prev_v, ratio,
+            "first deploy, N=%d, %s deployment(s)%s" % (fd["hosts"], fd.get("deployments", 1), unlike), value, prev_v, ratio,
             GOALS["first_deploy_vs_previous"], _verdict(ratio, GOALS["first_deploy_vs_previous"]),
             "%s s per host against %s s in the previous run (load %s then, %s now)" % (
                 _f(value), _f(prev_v), " ".join("%.1f" % x for x in (prev or {}).get("load_avg", [])),
@@ -355,7 +357,7 @@ BENCH_NOOP_HOSTS=1,4,8,16 BENCH_NOOP_DEPLOYMENTS=2 BENCH_PREFETCH_SIZE=4GiB BENC
 
 Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8,16`; quick `1,2`),
 `BENCH_NOOP_DEPLOYMENTS` (deployments per host of each no-op section, default `1,2`), `BENCH_PREFETCH_SIZE`
-(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@4,25%@8`:
+(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@2,25%@8`:
 serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`2`: before and after the no-op), `BENCH_SECTIONS`
 (`noop,prefetch,rollout`), `BENCH_MITOGEN` (a directory holding `ansible_mitogen`, e.g. an unpacked
 mitogen wheel: adds stock-vs-`mitogen_linear` runs), `BENCH_NOTE` (a line about the tree
@@ -380,8 +382,11 @@ down at the end.
 
 1. **No-op re-run.** Per section of D deployments per host (`BENCH_NOOP_DEPLOYMENTS`: the sim
    inventory's `qwen`, then also `chat`, Qwen3-8B on one card, port 8001), `playbooks/deploy-qwen.yml`
-   converges the whole fleet to those deployments (`-e @deployments-D.json`, serial 100%; the first
-   such run is the "first deploy" row, the others are not timed), then, per N (largest first), the floor, the re-run
+   converges the whole fleet to those deployments (`-e @deployments-D.json`, serial 100%). The
+   section with the most deployments runs first: its converge is the "first deploy" row (every
+   deployment of the run deployed on the whole fleet at once); each later section's converge only
+   removes the deployments it does not have (`state: absent`) and is not timed, which costs far
+   less than deploying the fleet twice. Then, per N (largest first), the floor, the re-run
    and the floor again are timed back to back (the floors' median is the denominator). The floor
    (`bench/playbooks/floor.yml`) is what an engineer would hand-write for the same fleet: per host
    one `npu-smi info` read, and per deployment one `community.docker.docker_compose_v2`
@@ -395,8 +400,9 @@ down at the end.
    every file, before and after; the harness's own logs are left out). The reports describe the
    hosts of the run and what it did (a deploy reports "deployed", a no-op "unchanged"), so the
    files are judged only on a no-op right after a no-op of the same inventory and deployments:
-   the largest N is measured first and its no-op twice (both timed, the median kept), the second
-   judged; the smaller N follow runs on more hosts (their files are recorded, not judged). Each goal not met is named with
+   the smallest N is measured last and its no-op twice (both timed, the median kept), the second
+   judged; the larger N follow runs on other hosts (their files are recorded, not judged). Every
+   no-op's changes on the hosts and the control node's tasks are judged. Each goal not met is named with
    where the cost went: module executions and tasks (ok + skipped) per host against the floor's,
    and the slowest tasks.
    **Module executions** are counted by `bench/callback_plugins/bench_count.py`: it wraps
@@ -417,7 +423,7 @@ down at the end.
    on all N hosts at once (what re-hashing costs; the files are in the page cache, so this floor
    is CPU-bound and favours the re-hash), and vs the floor playbook on the same N hosts. The
    speed-up grows with the model: the no-op reads no model bytes, `sha256sum` reads them all.
-4. **Rollout** (one deployment per host, before the sections with more). `deploy-qwen.yml -e ascendfleet_image_version=<v> -e ascendfleet_image_os=<os>
+4. **Rollout** (one deployment per host, after the no-op sections). `deploy-qwen.yml -e ascendfleet_image_version=<v> -e ascendfleet_image_os=<os>
    -e vllm_compose_serial=<s>` on the first N hosts, each run to a stand-in tag no host runs yet
    (v0.18.0rc1-openeuler, then v0.18.0rc1, ...), so every host of the run changes. A client thread per
    endpoint (`bench/benchlib/poller.py`) polls `GET /v1/models` every 0.25 s (2 s timeout) from

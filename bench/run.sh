@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the collection on its own simulated fleet against floors measured in the same run
 # (see docs/benchmarks.md). Never fails on speed; exits non-zero only when the harness breaks.
-#   bench/run.sh                 full run (about 15-20 min on 2 cores), rewrites docs/benchmarks.md
+#   bench/run.sh                 full run (within 25 min on 2 cores when the machine is quiet), rewrites docs/benchmarks.md
 #   BENCH_QUICK=1 bench/run.sh   small sizes for iterating; results in .cache/bench/latest.json
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -13,10 +13,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=${ASCENDFLEET_MOLECULE_JOBS:-3}
 read -r -a alone <<<"${ASCENDFLEET_MOLECULE_ALONE:-vllm_compose_health_gate fleet_monitoring_prometheus}"
-# The longest scenarios start first among the others, so none is left running alone at the end
-# (measured on a quiet machine: image_pull 599 s, rollout 269 s, the rest 65-196 s; multinode_deploy
-# about 16 minutes at a load of 8).
-read -r -a longest <<<"${ASCENDFLEET_MOLECULE_LONGEST:-vllm_compose_image_pull multinode_deploy vllm_compose_rollout}"
+# The others start longest first (in the order of this list, then the unlisted ones), so the
+# short ones fill the gaps at the end and none is left running alone for long. The order is the
+# durations of a full CI run with three at a time (s): image_pull 1001, multinode_deploy 790,
+# rollout 432, npu_verify_faults 279, prefetch_fanout 274, bad_inputs 272, fabric_preflight 265,
+# prefetch_errors 261, prefetch_resume 195, vllm_compose_deploy 153, fleet_status 146, sim_host 95.
+read -r -d "" -a longest <<<"${ASCENDFLEET_MOLECULE_LONGEST:-vllm_compose_image_pull multinode_deploy vllm_compose_rollout
+  npu_verify_faults prefetch_fanout bad_inputs multinode_fabric_preflight prefetch_errors prefetch_resume
+  vllm_compose_deploy fleet_status sim_host}" || true
 if [ "${1:-}" = "-s" ]; then
   shift
   scenarios=("$@")
@@ -58,13 +62,16 @@ for s in "${scenarios[@]}"; do
     echo "=== molecule scenario: $s started (alone)"
     run_one "$s"
     report "$s"
-  elif [[ " ${longest[*]} " == *" $s "* ]]; then
-    pending+=("$s")
-  else
+  elif [[ " ${longest[*]} " != *" $s "* ]]; then
     rest+=("$s")
   fi
 done
-pending+=("${rest[@]}")
+for s in "${longest[@]}"; do
+  if [[ " ${scenarios[*]} " == *" $s "* && " ${alone[*]} " != *" $s "* ]]; then
+    pending+=("$s")
+  fi
+done
+pending+=(${rest[@]+"${rest[@]}"})
 
 declare -A running=()
 while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do

@@ -166,3 +166,23 @@ def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
     monkeypatch.setenv("BENCH_NOOP_DEPLOYMENTS", "1,3")
     with pytest.raises(SystemExit, match="1 or 2 deployments per host"):
         bench.Config()
+
+
+def test_fewer_deployments_after_more_removes_the_others(monkeypatch, tmp_path):
+    for key in list(os.environ):
+        if key.startswith("BENCH_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("BENCH_WORK", str(tmp_path))
+    monkeypatch.setenv("BENCH_SECTIONS", "noop")
+    monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
+    b = bench.Bench(bench.Config())
+    flag, path = b.deployments_extra(1, remove_up_to=2)
+    assert flag == "-e" and path.startswith("@")
+    with open(path[1:], encoding="utf-8") as handle:
+        deps = json.load(handle)["ascendfleet_deployments"]
+    # The sim inventory's qwen stays; chat, deployed by the two-deployment section, goes.
+    assert [(d["name"], d.get("state", "present")) for d in deps] == [("qwen", "present"), ("chat", "absent")]
+    with open(b.deployments_extra(1)[1][1:], encoding="utf-8") as handle:
+        assert [d["name"] for d in json.load(handle)["ascendfleet_deployments"]] == ["qwen"]
+    with open(b.deployments_extra(2)[1][1:], encoding="utf-8") as handle:
+        assert [d.get("state", "present") for d in json.load(handle)["ascendfleet_deployments"]] == ["present", "present"]
