@@ -3,7 +3,8 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Filters over the RoCE fabric of a multi-node deployment (module_utils/_fabric.py).
 
-Documentation: fabric_ping_plan.yml, fabric_findings.yml and fabric_member_mismatches.yml beside this file.
+Documentation: fabric_ping_plan.yml, fabric_findings.yml, fabric_member_mismatches.yml and
+multinode_members.yml beside this file.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -13,6 +14,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import fabric_findings as _findings
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import member_mismatches, ping_plan
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import multinode_members as _multinode_members
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import MEMBER_KEYS
 
 
@@ -37,9 +39,25 @@ def fabric_member_mismatches(members, deployment):
     return member_mismatches(str(deployment), _members(members, "fabric_member_mismatches"), list(MEMBER_KEYS))
 
 
+def multinode_members(hosts, hostvars, variables=("ascendfleet_deployments",)):
+    """The hosts of ``hosts`` that a present multi-node deployment of any of them lists as a member.
+
+    A host's deployments are those of every one of ``variables`` its host vars define.
+    """
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise AnsibleFilterError("multinode_members: expected a list of inventory names, got %r" % (hosts,))
+    names = [variables] if isinstance(variables, str) else list(variables)
+    lists = []
+    for host in hosts:
+        mine = hostvars[host]
+        lists.extend(mine[name] for name in names if name in mine)
+    return _multinode_members(hosts, lists)
+
+
 class FilterModule(object):
     """Multi-node fabric filters."""
 
     def filters(self):
         return {"fabric_ping_plan": fabric_ping_plan, "fabric_findings": fabric_findings,
-                "fabric_member_mismatches": fabric_member_mismatches}
+                "fabric_member_mismatches": fabric_member_mismatches,
+                "multinode_members": multinode_members}

@@ -218,3 +218,25 @@ def tcp_state(error):
     if isinstance(error, TimeoutError) or "timed out" in str(error):
         return "timeout"
     return "unreachable"
+
+
+def multinode_members(hosts: List[str], deployment_lists: List[object]) -> List[str]:
+    """The hosts of ``hosts`` (in that order) that some present multi-node deployment lists as a member.
+
+    ``deployment_lists`` holds the deployments of each host of the run (what each host's inventory
+    says; a host's list may name deployments of other hosts too): every item that is a mapping with a
+    list of ``members`` and a ``state`` other than ``absent`` counts, whichever host lists it. The
+    hosts the fabric pre-flight and the multi-node play run on: a fleet without multi-node
+    deployments gets none. Items of any other shape are left to the input checks.
+    """
+    listed = set()
+    for deployments in deployment_lists:
+        if not isinstance(deployments, list):
+            continue
+        for dep in deployments:
+            if not isinstance(dep, dict) or dep.get("state", "present") == "absent":
+                continue
+            members = dep.get("members")
+            if isinstance(members, list):
+                listed.update(m for m in members if isinstance(m, str))
+    return [host for host in hosts if host in listed]

@@ -18,6 +18,7 @@ import os
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     NpuSmiParseError,
+    detect_family,
     parse_info,
 )
 
@@ -63,25 +64,68 @@ def find_npu_smi(module, executable):
                   "set executable to the full path of npu-smi." % (executable, ", ".join(NPU_SMI_DIRS)))
 
 
-def npu_smi_info(module, executable):
-    """(NpuSmiInfo, stdout) of ``<executable> info``; fails the module on any problem."""
+class NpuSmiReadError(Exception):
+    """``npu-smi info`` could not be read: ``msg`` says why and the fix, ``details`` holds rc/stdout/stderr."""
+
+    def __init__(self, msg, **details):
+        super().__init__(msg)
+        self.msg = msg
+        self.details = details
+
+
+def read_npu_smi(module, executable):
+    """(NpuSmiInfo, stdout, parser warnings) of ``<executable> info``; raises NpuSmiReadError on any problem."""
     path, problem = find_npu_smi(module, executable)
     if problem:
-        module.fail_json(msg=problem)
+        raise NpuSmiReadError(problem)
     rc, out, err = run_tool(module, [path, "info"])
     if rc != 0:
         detail = " ".join(x.strip() for x in (err, out) if x and x.strip()) or "no output"
-        module.fail_json(
-            msg="%s info failed (rc %d): %s. Check that the Ascend driver is loaded and that "
-                "the user may access /dev/davinci* (root or the HwHiAiUser group)."
-                % (path, rc, detail),
+        raise NpuSmiReadError(
+            "%s info failed (rc %d): %s. Check that the Ascend driver is loaded and that "
+            "the user may access /dev/davinci* (root or the HwHiAiUser group)."
+            % (path, rc, detail),
             rc=rc, stdout=out, stderr=err)
     warnings = []
     try:
         info = parse_info(out, warnings.append)
     except NpuSmiParseError as exc:
-        module.fail_json(msg="cannot read the output of %s info: %s" % (path, exc),
-                         stdout=out, stderr=err)
+        raise NpuSmiReadError("cannot read the output of %s info: %s" % (path, exc), stdout=out, stderr=err)
+    return info, out, warnings
+
+
+def npu_smi_info(module, executable):
+    """(NpuSmiInfo, stdout) of ``<executable> info``; fails the module on any problem."""
+    try:
+        info, out, warnings = read_npu_smi(module, executable)
+    except NpuSmiReadError as exc:
+        module.fail_json(msg=exc.msg, **exc.details)
     for warning in warnings:
         module.warn(warning)
     return info, out
+
+
+def npu_info_result(info, idle_threshold_pct):
+    """What M(npu_info) returns for ``info`` (versions, family, chips with their idle verdict)."""
+    return dict(
+        npu_smi_version=info.version,
+        driver_version=info.driver_version,
+        family=detect_family(info),
+        has_process_table=info.has_process_table,
+        chips=[chip.to_dict(idle_threshold_pct) for chip in info.chips],
+    )
+
+
+def npu_info_or_error(module, executable, idle_threshold_pct):
+    """What M(npu_info) returns for the host, or ``{"msg", rc/stdout/stderr}`` when npu-smi cannot be read.
+
+    For modules that report problems as data (npu_host_facts): the message is the one npu_info
+    fails with, and the parser's warnings become the module's warnings.
+    """
+    try:
+        info, dummy, warnings = read_npu_smi(module, executable)
+    except NpuSmiReadError as exc:
+        return dict(exc.details, msg=exc.msg)
+    for warning in warnings:
+        module.warn(warning)
+    return npu_info_result(info, idle_threshold_pct)

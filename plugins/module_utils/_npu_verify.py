@@ -17,6 +17,7 @@ and the failure message show: ``<message>; fix: <fix>``.
 
 from __future__ import annotations
 
+import json
 import re
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import (
@@ -397,6 +398,9 @@ def judge(host, gathered, settings):
         "image": ctx.image,
         "image_present": image.get("present"),
         "image_cann_version": image.get("cann_version"),
+        # What the image's CANN was read from (its ID, the file): the record image_record() reads back.
+        "image_id": image.get("id"),
+        "image_cann_source": image.get("source"),
         "driver_min": ctx.requirement["driver_min"],
         "docker_version": docker.get("server_version"),
         "compose_version": docker.get("compose_version"),
@@ -431,6 +435,7 @@ def fleet_rows(hosts, verdicts):
                      "healthy": len(f["healthy_device_ids"]), "unhealthy_device_ids": f["unhealthy_device_ids"],
                      "idle": len(f["idle_device_ids"]), "driver": f["driver_version"], "firmware": f["firmware_version"],
                      "image_cann": f["image_cann_version"], "host_cann": f["host_cann_version"],
+                     "image": f.get("image"), "image_id": f.get("image_id"), "image_cann_source": f.get("image_cann_source"),
                      "docker": f["docker_version"], "compose": f["compose_version"],
                      "cache_free_gb": (f.get("cache") or {}).get("free_gb"),
                      "reasons": f["reasons"], "notes": f["notes"]})
@@ -455,3 +460,27 @@ def fleet_lines(fleet, report_path):
         lines += ["    FAIL " + m for m in r["reasons"]]
         lines += ["    note " + m for m in r["notes"]]
     return lines
+
+
+def image_record(report_text, host):
+    """What the last fleet report says the CANN of ``host``'s image was, by image ID, or ``{}``.
+
+    ``report_text`` is npu_verify.json as fleet_rows() wrote it (empty when there is none). Returns
+    ``{"id", "cann_version", "source"}`` when the report's row for ``host`` holds an image ID and the
+    CANN version read from it, so that npu_host_facts (option ``image_record``) starts no probe
+    container for an image whose ID did not change (an ID is the digest of the image's content).
+    Anything else - no report, a report of an older release, unreadable JSON - gives ``{}``: the
+    image is probed as before.
+    """
+    try:
+        report = json.loads(report_text) if report_text else {}
+    except ValueError:
+        return {}
+    rows = report.get("hosts") if isinstance(report, dict) else None
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict) and row.get("host") == host:
+            image_id, cann, source = row.get("image_id"), row.get("image_cann"), row.get("image_cann_source")
+            if all(isinstance(v, str) and v for v in (image_id, cann, source)):
+                return {"id": image_id, "cann_version": cann, "source": source}
+            return {}
+    return {}

@@ -12,7 +12,7 @@ short_description: Read what an Ascend host offers to a vllm-ascend container, i
 version_added: 0.1.0
 description:
   - Gathers in one module execution the host facts a readiness check of an Ascend NPU server
-    needs, besides the chips themselves (see M(ascendfleet.llm.npu_info)).
+    needs and, with O(npu_smi), the chips themselves (what M(ascendfleet.llm.npu_info) returns).
   - Driver and firmware C(version.info), C(/etc/ascend_install.info), the host's CANN toolkit
     version (C(<toolkit>/<arch>-linux/ascend_toolkit_install.info), else C(version.cfg)),
     the C(/dev/davinciN) and control device nodes, any other paths (what the compose service
@@ -49,6 +49,21 @@ options:
     type: list
     elements: path
     default: [/usr/local/Ascend/ascend-toolkit/latest, /usr/local/Ascend/cann]
+  npu_smi:
+    description:
+      - Whether to read the chips with C(npu-smi info) first (returned as RV(npu)). The device node
+        of every chip it lists is then reported (besides O(device_ids)), O(hccn) reads their
+        RoCE ports and O(images) picks the image by their family.
+    type: bool
+    default: false
+  npu_smi_executable:
+    description: The C(npu-smi) binary, as for M(ascendfleet.llm.npu_info)'s O(ascendfleet.llm.npu_info#module:executable).
+    type: str
+    default: npu-smi
+  idle_threshold_pct:
+    description: As for M(ascendfleet.llm.npu_info) (the C(idle) verdict of the chips in RV(npu)), with O(npu_smi).
+    type: float
+    default: 15.0
   device_ids:
     description: N of each C(/dev/davinciN) that must exist (the chips' device ids).
     type: list
@@ -78,9 +93,24 @@ options:
         already on the host. The image's toolkit files are printed by a throw-away container
         (C(docker run --rm --pull never --network none --entrypoint /bin/sh)); the server
         never starts and nothing is pulled.
-      - Empty to skip.
+      - Empty to skip (or to take the image from O(images)).
     type: str
     default: ""
+  image_record:
+    description:
+      - What an earlier read of the image found, C({id, cann_version, source}) (for example the
+        npu_verify fleet report, filter P(ascendfleet.llm.npu_verify_image_record#filter)). When the
+        image on the host has this ID (the digest of its content, so the same toolkit files), its
+        CANN is taken from here and no probe container is started.
+      - Empty, or another ID, to read the image.
+    type: dict
+    default: {}
+  images:
+    description:
+      - With O(npu_smi) and O(image) empty, the image to read per chip family (C(910B), C(A3),
+        C(310P) and so on). The one of the family npu-smi reports is read, none when the family has none.
+    type: dict
+    default: {}
   cache_dir:
     description: The model cache directory to report on (empty to skip).
     type: path
@@ -90,6 +120,10 @@ options:
     type: list
     elements: int
     default: []
+  hccn:
+    description: With O(npu_smi), also query C(hccn_tool) for every chip npu-smi lists (as O(hccn_device_ids)).
+    type: bool
+    default: false
   hccn_tool:
     description: Path of C(hccn_tool).
     type: path
@@ -102,10 +136,21 @@ seealso:
 """
 
 EXAMPLES = r"""
-# Everything the ascendfleet.llm.npu_verify role checks, in one call
+# Everything the ascendfleet.llm.npu_verify role checks, in one call: the chips, their device
+# nodes, the image for their family
+- name: Read chips, driver, firmware, CANN, devices, Docker and cache disk facts
+  ascendfleet.llm.npu_host_facts:
+    npu_smi: true
+    images:
+      910B: quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler
+      A3: quay.io/ascend/vllm-ascend:v0.17.0rc1-a3-openeuler
+    cache_dir: /mnt/disk2/modelscope
+  register: __npu_verify_host
+
+# The chips read before (ascendfleet.llm.npu_info), one image
 - name: Read driver, firmware, CANN, devices, Docker and cache disk facts
   ascendfleet.llm.npu_host_facts:
-    device_ids: "{{ __npu_verify_npu.chips | map(attribute='device_id') | list }}"
+    device_ids: "{{ __npu_info.chips | map(attribute='device_id') | list }}"
     paths:
       - /usr/local/dcmi
       - /usr/local/Ascend/driver/lib64
@@ -125,6 +170,16 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+npu:
+  description:
+    - What M(ascendfleet.llm.npu_info) returns (C(npu_smi_version), C(driver_version), C(family),
+      C(has_process_table), C(chips)); when npu-smi cannot be read, C(msg) (npu_info's error
+      message) and, when it ran, C(rc), C(stdout) and C(stderr) instead.
+  returned: when O(npu_smi) is true
+  type: dict
+  sample: {"npu_smi_version": "25.2.1", "driver_version": "25.2.1", "family": "910B", "has_process_table": true,
+           "chips": [{"npu_id": 0, "chip_id": 0, "device_id": 0, "device_path": "/dev/davinci0", "name": "910B3",
+                      "health": "OK", "idle": true}]}
 python:
   description: The Python running the module.
   returned: always
@@ -183,13 +238,14 @@ docker:
            "reachable": true, "error": null, "compose_version": "2.40.3", "compose_error": null}
 image:
   description:
-    - The vllm-ascend image of O(image). C(present) false when it is not on the host yet.
+    - The vllm-ascend image of O(image) (or of O(images)). C(present) false when it is not on the host yet.
     - C(cann_version) is null when the image holds no toolkit version file (C(error) says so).
-  returned: when O(image) is set
+    - C(recorded) is true when C(cann_version) and C(source) come from O(image_record) (same image ID).
+  returned: when O(image) is set, or O(images) names an image for the chips' family
   type: dict
   sample: {"name": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler", "present": true, "id": "sha256:0a1b",
            "cann_version": "8.5.0", "source": "/usr/local/Ascend/cann/aarch64-linux/ascend_toolkit_install.info",
-           "error": null}
+           "error": null, "recorded": false}
 cache:
   description:
     - The cache directory; when it does not exist yet, C(mount_point), C(free_bytes), C(total_bytes)
@@ -208,7 +264,7 @@ hccn:
   description:
     - One entry per O(hccn_device_ids) - C(link) (C(UP), C(DOWN)), C(ipaddr), C(netmask), and
       C(error) with what C(hccn_tool) printed when it failed.
-  returned: when O(hccn_device_ids) is not empty
+  returned: when O(hccn_device_ids) is not empty (or O(hccn) and npu-smi lists chips)
   type: list
   elements: dict
   sample: [{"device_id": 0, "link": "UP", "ipaddr": "29.1.112.213", "netmask": "255.255.0.0", "error": null}]
@@ -223,7 +279,7 @@ import sys
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import TOOLKIT_DIRS, model_completeness, models_option
-from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_tool, run_tool
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_tool, npu_info_or_error, run_tool
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     TOOLKIT_GLOBS,
     HostFactsError,
@@ -240,6 +296,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     toolkit_version_from_files,
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
+    DEFAULT_IDLE_THRESHOLD_PCT,
     NpuSmiParseError,
     parse_install_info,
     parse_version_info,
@@ -331,9 +388,9 @@ def docker_facts(module, executable):
     return result
 
 
-def image_facts(module, cli, image):
+def image_facts(module, cli, image, record=None):
     result = {"name": image, "present": False, "id": None, "cann_version": None, "source": None,
-              "error": None}
+              "error": None, "recorded": False}
     if not cli:
         result["error"] = "the docker CLI is not installed"
         return result
@@ -342,6 +399,11 @@ def image_facts(module, cli, image):
         result["error"] = first_lines(err) or "docker image inspect exited %d" % rc
         return result
     result.update(present=True, id=out.strip() or None)
+    record = record or {}
+    if result["id"] and record.get("id") == result["id"] and record.get("cann_version") and record.get("source"):
+        # The same content as when the record was made: the same toolkit files.
+        result.update(cann_version=str(record["cann_version"]), source=str(record["source"]), recorded=True)
+        return result
     rc, out, err = run_tool(module, [cli, "run", "--rm", "--pull", "never", "--network", "none", "--entrypoint",
                                      "/bin/sh", image, "-c", image_probe_script()])
     if rc != 0:
@@ -391,6 +453,9 @@ def main():
             firmware_dir=dict(type="path", default="/usr/local/Ascend/firmware"),
             install_info=dict(type="path", default="/etc/ascend_install.info"),
             toolkit_dirs=dict(type="list", elements="path", default=list(TOOLKIT_DIRS)),
+            npu_smi=dict(type="bool", default=False),
+            npu_smi_executable=dict(type="str", default="npu-smi"),
+            idle_threshold_pct=dict(type="float", default=DEFAULT_IDLE_THRESHOLD_PCT),
             device_ids=dict(type="list", elements="int", default=[]),
             control_devices=dict(type="list", elements="str",
                                  default=["davinci_manager", "devmm_svm", "hisi_hdc"]),
@@ -398,9 +463,12 @@ def main():
             docker=dict(type="bool", default=True),
             docker_executable=dict(type="str", default="docker"),
             image=dict(type="str", default=""),
+            images=dict(type="dict", default={}),
+            image_record=dict(type="dict", default={}),
             cache_dir=dict(type="path", default=""),
             models=models_option(),
             hccn_device_ids=dict(type="list", elements="int", default=[]),
+            hccn=dict(type="bool", default=False),
             hccn_tool=dict(type="path", default="/usr/local/Ascend/driver/tools/hccn_tool"),
         ),
         supports_check_mode=True,
@@ -418,16 +486,28 @@ def main():
             module.fail_json(msg="models[].model must be Owner/Name, not %r" % entry["model"])
     if p["models"] and not p["cache_dir"]:
         module.fail_json(msg="models needs cache_dir (where the models are kept)")
+    if not 0 <= p["idle_threshold_pct"] <= 100:
+        module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s" % p["idle_threshold_pct"])
 
-    result = dict(
-        changed=False,
+    result = dict(changed=False)
+    image, device_ids, hccn_device_ids = p["image"], list(p["device_ids"]), list(p["hccn_device_ids"])
+    if p["npu_smi"]:
+        # First: the chips say which device nodes, RoCE ports and image the other reads are about.
+        result["npu"] = npu_info_or_error(module, p["npu_smi_executable"], p["idle_threshold_pct"])
+        listed = [chip["device_id"] for chip in result["npu"].get("chips", [])]
+        device_ids += [d for d in listed if d not in device_ids]
+        if p["hccn"]:
+            hccn_device_ids += [d for d in listed if d not in hccn_device_ids]
+        if not image:
+            image = p["images"].get(result["npu"].get("family") or "") or ""
+    result.update(
         python={"version": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
                 "implementation": platform.python_implementation()},
         driver=version_file(os.path.join(p["driver_dir"], "version.info")),
         firmware=version_file(os.path.join(p["firmware_dir"], "version.info")),
         install_info=install_info(p["install_info"]),
         host_cann=host_cann(p["toolkit_dirs"]),
-        devices=list_devices(["davinci%d" % d for d in p["device_ids"]] + p["control_devices"]),
+        devices=list_devices(["davinci%d" % d for d in device_ids] + p["control_devices"]),
         paths=[path_facts(path) for path in p["paths"]],
     )
     # The Docker, image and hccn_tool reads each wait on a CLI (the image's a container start):
@@ -437,10 +517,10 @@ def main():
     jobs = {}
     if p["docker"]:
         jobs["docker"] = pool.submit(docker_facts, module, p["docker_executable"])
-    if p["image"]:
-        jobs["image"] = pool.submit(image_facts, module, cli, p["image"])
-    if p["hccn_device_ids"]:
-        jobs["hccn"] = pool.submit(hccn_facts, module, p["hccn_tool"], p["hccn_device_ids"])
+    if image:
+        jobs["image"] = pool.submit(image_facts, module, cli, image, p["image_record"])
+    if hccn_device_ids:
+        jobs["hccn"] = pool.submit(hccn_facts, module, p["hccn_tool"], hccn_device_ids)
     if p["cache_dir"]:
         cache = disk_facts(p["cache_dir"])
         cache["models"] = []

@@ -161,11 +161,8 @@ chips:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import npu_smi_info
-from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
-    DEFAULT_IDLE_THRESHOLD_PCT,
-    detect_family,
-)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import npu_info_result, npu_smi_info
+from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import DEFAULT_IDLE_THRESHOLD_PCT
 
 
 def main():
@@ -180,14 +177,7 @@ def main():
     if not 0 <= threshold <= 100:
         module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s" % threshold)
     info, dummy = npu_smi_info(module, module.params["executable"])
-    module.exit_json(
-        changed=False,
-        npu_smi_version=info.version,
-        driver_version=info.driver_version,
-        family=detect_family(info),
-        has_process_table=info.has_process_table,
-        chips=[chip.to_dict(threshold) for chip in info.chips],
-    )
+    module.exit_json(changed=False, **npu_info_result(info, threshold))
 
 
 if __name__ == "__main__":

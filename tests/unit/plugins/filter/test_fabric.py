@@ -40,3 +40,38 @@ def test_member_mismatches_compare_every_member_with_the_head():
         "'quay.io/ascend/vllm-ascend:v0.18.0rc1' on the head a; fix: every member of a multi-node deployment runs "
         "the same image (remove the per-host override)")
     assert FILTERS["fabric_member_mismatches"](members[:1] + members[2:], "big") == []
+
+
+def test_multinode_members_are_the_listed_hosts_in_run_order():
+    big = {"name": "big", "model": "Qwen/Qwen3-8B", "members": ["b", "a"]}
+    hostvars = {
+        "a": {"ascendfleet_deployments": [{"name": "one", "model": "Qwen/Qwen3-8B"}, big]},
+        # c names the deployment too; d is a member only in c's list; e has no deployments at all.
+        "b": {"ascendfleet_deployments": [big]},
+        "c": {"ascendfleet_deployments": [{"name": "gone", "members": ["x", "c"], "state": "absent"},
+                                          {"name": "pair", "members": ["c", "d"]}]},
+        "d": {"ascendfleet_deployments": []},
+        "e": {},
+        "f": {"ascendfleet_deployments": [{"name": "one", "model": "Qwen/Qwen3-8B"}]},
+    }
+    assert FILTERS["multinode_members"](list(hostvars), hostvars) == ["a", "b", "c", "d"]
+    # Only the hosts of the run (the member x of an absent deployment, and hosts left out, never).
+    assert FILTERS["multinode_members"](["f", "b", "e"], hostvars) == ["b"]
+
+
+def test_multinode_members_count_every_variable_a_host_defines():
+    hostvars = {"a": {"vllm_compose_deployments": [{"name": "p", "members": ["a", "d"]}],
+                      "ascendfleet_deployments": [{"name": "q", "members": ["b", "c"]}]},
+                "b": {}, "c": {}, "d": {}}
+    names = ["ascendfleet_deployments", "vllm_compose_deployments"]
+    assert FILTERS["multinode_members"](["a", "b", "c", "d"], hostvars, names) == ["a", "b", "c", "d"]
+    assert FILTERS["multinode_members"](["a", "b", "c", "d"], hostvars) == ["b", "c"]
+    assert FILTERS["multinode_members"](["a", "b", "c", "d"], hostvars, "vllm_compose_deployments") == ["a", "d"]
+
+
+def test_multinode_members_leave_malformed_inputs_to_the_input_checks():
+    hostvars = {"a": {"ascendfleet_deployments": "not a list"},
+                "b": {"ascendfleet_deployments": ["x", {"name": "q", "members": "b"}, {"name": "r", "members": [1, "b"]}]}}
+    assert FILTERS["multinode_members"](["a", "b"], hostvars) == ["b"]
+    with pytest.raises(AnsibleFilterError, match="expected a list of inventory names"):
+        FILTERS["multinode_members"]("a", hostvars)

@@ -386,3 +386,36 @@ def test_fleet_table_puts_failing_hosts_first():
 ])
 def test_truncate_reads_like_jinja(text_in, length, expected):
     assert nv.truncate(text_in, length) == expected
+
+
+# -- the image record (the last report's CANN of each host's image, by image ID) -----------------
+def test_the_report_records_the_image_cann_by_id_for_the_next_run():
+    import json
+
+    from ansible_collections.ascendfleet.llm.plugins.filter.npu_verify import npu_verify_image_record
+    facts = host_facts()
+    source = "/usr/local/Ascend/cann/x86_64-linux/ascend_toolkit_install.info"
+    facts["image"] = {"name": IMAGE, "present": True, "id": "sha256:1", "cann_version": "8.5.0", "source": source,
+                      "error": None, "recorded": False}
+    read = judged(gathered(host=facts))["fact"]
+    absent = judged()["fact"]  # the image not on the host yet: nothing to record
+    fleet = npu_verify_fleet(["a", "b"], {"a": read, "b": absent}, "/srv/reports")
+    # What report.yml writes (npu_verify.json) and the next run's gather.yml reads back.
+    text_out = json.dumps({"hosts": fleet["hosts"], "summary": fleet["summary"]}, indent=4)
+    assert npu_verify_image_record(text_out, "a") == {"id": "sha256:1", "cann_version": "8.5.0", "source": source}
+    assert npu_verify_image_record(text_out, "b") == {}
+    assert npu_verify_image_record(text_out, "new-host") == {}
+
+
+@pytest.mark.parametrize("report", [
+    "",                                                     # no report yet
+    "{not json",                                            # a broken file
+    '["a"]',                                                # not the report's shape
+    # A report of an older release (no image_id in the rows).
+    '{"hosts": [{"host": "a", "image_cann": "8.5.0"}], "summary": {}}',
+    '{"hosts": [{"host": "a", "image_id": "sha256:1", "image_cann": null, "image_cann_source": null}]}',
+])
+def test_no_usable_record_reads_the_image_again(report):
+    from ansible_collections.ascendfleet.llm.plugins.filter.npu_verify import npu_verify_image_record
+    assert npu_verify_image_record(report, "a") == {}
+    assert npu_verify_image_record(None, "a") == {}

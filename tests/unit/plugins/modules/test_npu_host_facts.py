@@ -123,7 +123,7 @@ def test_image_not_on_host(monkeypatch, ascend):
         inspect: (1, "", "Error: No such image: %s\n" % image),
     })
     assert result["image"] == {"name": image, "present": False, "id": None, "cann_version": None, "source": None,
-                               "error": "Error: No such image: %s" % image}
+                               "error": "Error: No such image: %s" % image, "recorded": False}
     assert calls[-1] == inspect  # nothing is run from an absent image, nothing is pulled
 
 
@@ -145,9 +145,21 @@ def test_image_cann_is_read_without_starting_the_server(monkeypatch, ascend):
                 image, "-c", image_probe_script())
 
     commands[probe_key()] = (0, probe_out, "")
-    result, dummy = run(monkeypatch, base_args(ascend, image=image), commands)
+    result, calls = run(monkeypatch, base_args(ascend, image=image), commands)
     assert result["image"] == {"name": image, "present": True, "id": "sha256:abc", "cann_version": "8.3.RC2",
-                               "source": path, "error": None}
+                               "source": path, "error": None, "recorded": False}
+    assert probe_key() in calls
+    # A record of another image ID: the image is read again.
+    result, calls = run(monkeypatch, base_args(ascend, image=image, image_record={
+        "id": "sha256:old", "cann_version": "8.2.RC1", "source": path}), commands)
+    assert result["image"]["cann_version"] == "8.3.RC2" and result["image"]["recorded"] is False
+    assert probe_key() in calls
+    # The record of this image ID (what the first read found): no container is started.
+    record = {"id": "sha256:abc", "cann_version": "8.3.RC2", "source": path}
+    result, calls = run(monkeypatch, base_args(ascend, image=image, image_record=record), commands)
+    assert result["image"] == {"name": image, "present": True, "id": "sha256:abc", "cann_version": "8.3.RC2",
+                               "source": path, "error": None, "recorded": True}
+    assert calls[-1] == inspect and probe_key() not in calls
 
 
 @pytest.mark.parametrize("args, message", [
@@ -191,3 +203,62 @@ def test_hccn_per_chip(monkeypatch, tmp_path):
         {"device_id": 4, "link": None, "ipaddr": None, "netmask": None,
          "error": "hccn_tool -i 4: dcmi module initialize failed. ret is -8005"},
     ]
+
+
+def fake_npu_smi(root):
+    tool = root / "npu-smi"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    return str(tool)
+
+
+def test_npu_smi_reads_the_chips_first_and_picks_their_image(monkeypatch, ascend):
+    smi = fake_npu_smi(ascend)
+    a3 = "quay.io/ascend/vllm-ascend:v0.17.0rc1-a3-openeuler"
+    inspect = ("/usr/bin/docker", "image", "inspect", "--format", "{{.Id}}", a3)
+    result, calls = run(monkeypatch, base_args(ascend, npu_smi=True, npu_smi_executable=smi, hccn=True,
+                                               hccn_tool=str(ascend / "no-hccn_tool"),
+                                               images={"910B": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler", "A3": a3}), {
+        (smi, "info"): (0, read(NPU / "A3-910_93-24.1.rc3.5-16chips-idle-no-processes.txt"), ""),
+        VERSION: (0, read(HOST / "docker-version-json-20.10.24-debian-bookworm.txt"), ""),
+        COMPOSE: (0, read(HOST / "docker-compose-version-v2.40.3.txt"), ""),
+        inspect: (1, "", "Error: No such image: %s\n" % a3),
+    })
+    assert result["failed"] is False
+    assert calls[0] == (smi, "info") and inspect in calls  # npu-smi first: its family names the image
+    npu = result["npu"]
+    assert (npu["family"], npu["npu_smi_version"], npu["has_process_table"]) == ("A3", "24.1.rc3.5", True)
+    assert [(c["npu_id"], c["chip_id"], c["device_id"]) for c in npu["chips"][:4]] == [(0, 0, 0), (0, 1, 1), (1, 0, 2), (1, 1, 3)]
+    # device_ids [0] from the caller, then every chip npu-smi lists, once each; then the control device.
+    assert [d["path"] for d in result["devices"]] == ["/dev/davinci%d" % n for n in range(16)] + ["/dev/null"]
+    assert [h["device_id"] for h in result["hccn"]] == list(range(16))
+    assert result["image"]["name"] == a3 and result["image"]["present"] is False
+
+
+def test_npu_smi_failure_is_data_with_npu_info_message(monkeypatch, ascend):
+    smi = fake_npu_smi(ascend)
+    result, calls = run(monkeypatch, base_args(ascend, docker=False, npu_smi=True, npu_smi_executable=smi,
+                                               images={"910B": "quay.io/ascend/vllm-ascend:v0.17.0rc1"}), {
+        (smi, "info"): (1, "", "dcmi model initialized failed, because the device is used. ret is -8020\n"),
+    })
+    assert result["failed"] is False and calls == [(smi, "info")]  # no family: no image read
+    assert result["npu"] == {
+        "msg": "%s info failed (rc 1): dcmi model initialized failed, because the device is used. ret is -8020. "
+               "Check that the Ascend driver is loaded and that the user may access /dev/davinci* "
+               "(root or the HwHiAiUser group)." % smi,
+        "rc": 1, "stdout": "", "stderr": "dcmi model initialized failed, because the device is used. ret is -8020\n"}
+    assert [d["path"] for d in result["devices"]] == ["/dev/davinci0", "/dev/null"]
+    assert "image" not in result and "hccn" not in result
+
+
+def test_npu_smi_missing_is_data(monkeypatch, ascend):
+    missing = str(ascend / "bin" / "npu-smi")
+    result, calls = run(monkeypatch, base_args(ascend, docker=False, npu_smi=True, npu_smi_executable=missing), {})
+    assert result["failed"] is False and calls == []
+    assert result["npu"] == {"msg": "npu-smi not found: %s is not an executable file; is the Ascend driver installed? "
+                                    "Set executable to the full path of npu-smi." % missing}
+
+
+def test_without_npu_smi_nothing_of_it_is_read(monkeypatch, ascend):
+    result, calls = run(monkeypatch, base_args(ascend, docker=False, images={"910B": "x:y"}), {})
+    assert calls == [] and "npu" not in result and "image" not in result
