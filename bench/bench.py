@@ -363,7 +363,7 @@ class Bench:
             return False
         if self.deployed != count:
             first = self.deployed is None
-            remove = self.deployed if isinstance(self.deployed, int) and not isinstance(self.deployed, bool) else 0
+            remove = self.deployed or 0   # None (nothing yet) and False (failed) remove nothing
             label = ("first deploy (deploy-qwen.yml, serial 100%%, %d deployment(s))" % count if first
                      else "converge to %d deployment(s) per host (untimed)" % count)
             rec = self.playbook(label, "playbooks/deploy-qwen.yml", self.cfg.fleet_size,

@@ -105,6 +105,12 @@ def npu_smi_info(module, executable):
     return info, out
 
 
+def check_idle_threshold(module, value):
+    """Fail the module unless ``idle_threshold_pct`` (``value``) is a percentage (0-100)."""
+    if not 0 <= value <= 100:
+        module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s" % value)
+
+
 def npu_info_result(info, idle_threshold_pct):
     """What M(npu_info) returns for ``info`` (versions, family, chips with their idle verdict)."""
     return dict(

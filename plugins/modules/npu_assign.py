@@ -184,7 +184,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_assign import
     device_path,
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_owners
-from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import npu_smi_info, tool_runner
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, npu_smi_info, tool_runner
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     DEFAULT_IDLE_THRESHOLD_PCT,
     detect_family,
@@ -258,9 +258,7 @@ def main():
             check_count(params["count"])
         except NpuAssignError as exc:
             module.fail_json(msg=str(exc))
-    if not 0 <= params["idle_threshold_pct"] <= 100:
-        module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s"
-                             % params["idle_threshold_pct"])
+    check_idle_threshold(module, params["idle_threshold_pct"])
     path = params["ledger_path"]
     if params["state"] == "absent" and not os.path.exists(path):
         # Nothing recorded, nothing to release: leave no lock file behind either.

@@ -279,7 +279,7 @@ import sys
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import TOOLKIT_DIRS, model_completeness, models_option
-from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_tool, npu_info_or_error, run_tool
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, find_tool, npu_info_or_error, run_tool
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     TOOLKIT_GLOBS,
     HostFactsError,
@@ -486,8 +486,7 @@ def main():
             module.fail_json(msg="models[].model must be Owner/Name, not %r" % entry["model"])
     if p["models"] and not p["cache_dir"]:
         module.fail_json(msg="models needs cache_dir (where the models are kept)")
-    if not 0 <= p["idle_threshold_pct"] <= 100:
-        module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s" % p["idle_threshold_pct"])
+    check_idle_threshold(module, p["idle_threshold_pct"])
 
     result = dict(changed=False)
     image, device_ids, hccn_device_ids = p["image"], list(p["device_ids"]), list(p["hccn_device_ids"])

@@ -161,7 +161,7 @@ chips:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import npu_info_result, npu_smi_info
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, npu_info_result, npu_smi_info
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import DEFAULT_IDLE_THRESHOLD_PCT
 
 
@@ -174,8 +174,7 @@ def main():
         supports_check_mode=True,
     )
     threshold = module.params["idle_threshold_pct"]
-    if not 0 <= threshold <= 100:
-        module.fail_json(msg="idle_threshold_pct must be between 0 and 100, got %s" % threshold)
+    check_idle_threshold(module, threshold)
     info, dummy = npu_smi_info(module, module.params["executable"])
     module.exit_json(changed=False, **npu_info_result(info, threshold))
 
