@@ -74,8 +74,8 @@ class Config:
         self.prefetch_hosts = int(env_str("BENCH_PREFETCH_HOSTS", "2" if quick else "4"))
         self.prefetch_bytes = metrics.parse_size(env_str("BENCH_PREFETCH_SIZE", "256MiB" if quick else "2GiB"))
         self.prefetch_shards = int(env_str("BENCH_PREFETCH_SHARDS", "2" if quick else "4"))
-        # serial@hosts: serial 1 over 2 hosts, then 25% over 8 (batches of 2)
-        self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@2,25%@8"))
+        # serial@hosts: serial 1 over 2 hosts, then 50% over 4 (batches of 2: capacity N - 2 is still measured)
+        self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@2,50%@4"))
         self.repeat = int(env_str("BENCH_REPEAT", "1"))
         # The floor is the denominator of every no-op ratio: with 2 (the default) it runs just
         # before and just after the no-op it is compared with, and the median is kept.

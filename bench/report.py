@@ -357,7 +357,7 @@ BENCH_NOOP_HOSTS=1,4,8,16 BENCH_NOOP_DEPLOYMENTS=2 BENCH_PREFETCH_SIZE=4GiB BENC
 
 Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8,16`; quick `1,2`),
 `BENCH_NOOP_DEPLOYMENTS` (deployments per host of each no-op section, default `1,2`), `BENCH_PREFETCH_SIZE`
-(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@2,25%@8`:
+(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@2,50%@4`:
 serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`2`: before and after the no-op), `BENCH_SECTIONS`
 (`noop,prefetch,rollout`), `BENCH_MITOGEN` (a directory holding `ansible_mitogen`, e.g. an unpacked
 mitogen wheel: adds stock-vs-`mitogen_linear` runs), `BENCH_NOTE` (a line about the tree
