@@ -77,9 +77,10 @@ class Config:
         # serial@hosts: serial 1 over 2 hosts, then 50% over 4 (batches of 2: capacity N - 2 is still measured)
         self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@2,50%@4"))
         self.repeat = int(env_str("BENCH_REPEAT", "1"))
-        # The floor is the denominator of every no-op ratio: with 2 (the default) it runs just
-        # before and just after the no-op it is compared with, and the median is kept.
-        self.floor_repeat = int(env_str("BENCH_FLOOR_REPEAT", "2"))
+        # The floor is the denominator of every no-op ratio: it runs right before each no-op it is
+        # compared with (floor, no-op, floor, no-op, ...), at least BENCH_FLOOR_REPEAT times per
+        # N; the median is kept.
+        self.floor_repeat = int(env_str("BENCH_FLOOR_REPEAT", "1"))
         self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout").split(",")]
         self.prefix = env_str("BENCH_PREFIX", "ascendfleet-bench")
         self.network = env_str("BENCH_NETWORK", "ascendfleet-bench")
@@ -398,11 +399,10 @@ class Bench:
         for n in sorted(cfg.noop_hosts, reverse=True):
             floors, noops = [], []
             repeat = max(cfg.repeat, 2) if n == min(cfg.noop_hosts) else cfg.repeat
-            # floor, no-op, floor, no-op, ...: each no-op between the floors it is compared with.
+            # floor, no-op, floor, no-op, ...: each no-op right after a floor it is compared with.
             for i in range(max(repeat, cfg.floor_repeat)):
-                if i < cfg.floor_repeat:
-                    floors.append(self.playbook("floor (npu-smi + %d compose no-op(s))" % count, "bench/playbooks/floor.yml", n,
-                                                extra=floor_extra, expect_noop=True))
+                floors.append(self.playbook("floor (npu-smi + %d compose no-op(s))" % count, "bench/playbooks/floor.yml", n,
+                                            extra=floor_extra, expect_noop=True))
                 if i < repeat:
                     noops.append(self.playbook("no-op re-run (deploy-qwen.yml, %d deployment(s))" % count, "playbooks/deploy-qwen.yml", n,
                                                extra=deploy, expect_noop=True))
