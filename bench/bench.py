@@ -358,17 +358,21 @@ class Bench:
         """Converge the whole fleet to ``count`` deployments per host on the default image (set-up,
         not a figure): every host at once (vllm_compose_serial=100%) to save time; the rollouts
         measure the batches. The first such run is reported as the first deploy. Going from more
-        deployments to fewer removes the others (``state: absent``), which costs far less than a
-        second deploy: the run deploys the most deployments first (see run())."""
+        deployments to fewer removes the others (``state: absent``) with the deploy phase only
+        (``--tags deploy``, as an operator removes a deployment: nothing to verify or prefetch for
+        it), which costs far less than a second deploy: the run deploys the most deployments
+        first (see run())."""
         if count in self.deploy_failed:
             return False
         if self.deployed != count:
             first = self.deployed is None
             remove = self.deployed or 0   # None (nothing yet) and False (failed) remove nothing
+            removal = not first and remove > count
             label = ("first deploy (deploy-qwen.yml, serial 100%%, %d deployment(s))" % count if first
-                     else "converge to %d deployment(s) per host (untimed)" % count)
+                     else "converge to %d deployment(s) per host (untimed%s)" % (count, ", --tags deploy" if removal else ""))
             rec = self.playbook(label, "playbooks/deploy-qwen.yml", self.cfg.fleet_size,
-                                extra=self.deployments_extra(count, remove_up_to=remove) + ["-e", "vllm_compose_serial=100%"])
+                                extra=self.deployments_extra(count, remove_up_to=remove) + ["-e", "vllm_compose_serial=100%"]
+                                + (["--tags", "deploy"] if removal else []))
             if first:
                 self.results["figures"].setdefault("noop", {})["first_deploy"] = pick(rec)
                 self.results["figures"]["noop"]["first_deploy"].update(deployments=count, wall_s_per_host=rec["wall_s"] / rec["hosts"])

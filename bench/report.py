@@ -385,7 +385,7 @@ down at the end.
    converges the whole fleet to those deployments (`-e @deployments-D.json`, serial 100%). The
    section with the most deployments runs first: its converge is the "first deploy" row (every
    deployment of the run deployed on the whole fleet at once); each later section's converge only
-   removes the deployments it does not have (`state: absent`) and is not timed, which costs far
+   removes the deployments it does not have (`state: absent`, deploy phase only: `--tags deploy`) and is not timed, which costs far
    less than deploying the fleet twice. Then, per N (largest first), the floor and the re-run
    are timed back to back, the floor right before each re-run (where a re-run is repeated, so is
    its floor; the floors' median is the denominator). The floor
