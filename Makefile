@@ -50,7 +50,7 @@ sanity: venv ## ansible-test sanity on a copy under .build/ansible_collections/a
 unit: venv ## pytest unit tests (installs Chromium for the status page test, promtool for the rule tests)
 	scripts/ensure-chromium.sh
 	scripts/ensure-promtool.sh "$(VENV)"
-	ASCENDFLEET_REQUIRE_PROMTOOL=1 $(BIN)/python -m pytest
+	ASCENDFLEET_REQUIRE_PROMTOOL=1 $(BIN)/python -m pytest $(if $(PYTEST_MARKERS),-m "$(PYTEST_MARKERS)")
 
 build-check: venv ## ansible-galaxy collection build + install round-trip
 	scripts/build-check.sh
@@ -61,8 +61,13 @@ molecule: venv docker ## every molecule scenario
 newcomer: venv docker ## make demo from a fresh clone, an empty sim cache and no sim images; again; down
 	scripts/newcomer-test.sh
 
-# Sim assets first, so the unit tests that run simulators in Docker run rather than skip.
-test: lint sanity build-check sim-assets unit molecule newcomer ## everything CI checks
+# Sim assets first, so the unit tests that run simulators in Docker run rather than skip. The
+# end-to-end fleet tests (pytest marker `fleet`, ~8 min of mostly waiting on containers) run as
+# one more job beside the molecule scenarios instead of alone in the pytest run.
+test: lint sanity build-check sim-assets ## everything CI checks
+	$(MAKE) unit PYTEST_MARKERS="not fleet"
+	ASCENDFLEET_MOLECULE_PYTEST_FLEET=1 scripts/molecule-all.sh
+	$(MAKE) newcomer
 	@echo "make test: all checks passed"
 
 # An ops team's inventory on the simulated fleet (docs/testing-your-fleet.md): converge,

@@ -74,12 +74,13 @@ class Config:
         self.prefetch_hosts = int(env_str("BENCH_PREFETCH_HOSTS", "2" if quick else "4"))
         self.prefetch_bytes = metrics.parse_size(env_str("BENCH_PREFETCH_SIZE", "256MiB" if quick else "2GiB"))
         self.prefetch_shards = int(env_str("BENCH_PREFETCH_SHARDS", "2" if quick else "4"))
-        # serial@hosts: serial 1 over 2 hosts, then 25% over 8 (batches of 2)
-        self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@2,25%@8"))
+        # serial@hosts: serial 1 over 2 hosts, then 50% over 4 (batches of 2: capacity N - 2 is still measured)
+        self.rollouts = metrics.parse_rollouts(env_str("BENCH_ROLLOUTS", "1@2" if quick else "1@2,50%@4"))
         self.repeat = int(env_str("BENCH_REPEAT", "1"))
-        # The floor is the denominator of every no-op ratio: with 2 (the default) it runs just
-        # before and just after the no-op it is compared with, and the median is kept.
-        self.floor_repeat = int(env_str("BENCH_FLOOR_REPEAT", "2"))
+        # The floor is the denominator of every no-op ratio: it runs right before each no-op it is
+        # compared with (floor, no-op, floor, no-op, ...), at least BENCH_FLOOR_REPEAT times per
+        # N; the median is kept.
+        self.floor_repeat = int(env_str("BENCH_FLOOR_REPEAT", "1"))
         self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout").split(",")]
         self.prefix = env_str("BENCH_PREFIX", "ascendfleet-bench")
         self.network = env_str("BENCH_NETWORK", "ascendfleet-bench")
@@ -357,17 +358,21 @@ class Bench:
         """Converge the whole fleet to ``count`` deployments per host on the default image (set-up,
         not a figure): every host at once (vllm_compose_serial=100%) to save time; the rollouts
         measure the batches. The first such run is reported as the first deploy. Going from more
-        deployments to fewer removes the others (``state: absent``), which costs far less than a
-        second deploy: the run deploys the most deployments first (see run())."""
+        deployments to fewer removes the others (``state: absent``) with the deploy phase only
+        (``--tags deploy``, as an operator removes a deployment: nothing to verify or prefetch for
+        it), which costs far less than a second deploy: the run deploys the most deployments
+        first (see run())."""
         if count in self.deploy_failed:
             return False
         if self.deployed != count:
             first = self.deployed is None
             remove = self.deployed or 0   # None (nothing yet) and False (failed) remove nothing
+            removal = not first and remove > count
             label = ("first deploy (deploy-qwen.yml, serial 100%%, %d deployment(s))" % count if first
-                     else "converge to %d deployment(s) per host (untimed)" % count)
+                     else "converge to %d deployment(s) per host (untimed%s)" % (count, ", --tags deploy" if removal else ""))
             rec = self.playbook(label, "playbooks/deploy-qwen.yml", self.cfg.fleet_size,
-                                extra=self.deployments_extra(count, remove_up_to=remove) + ["-e", "vllm_compose_serial=100%"])
+                                extra=self.deployments_extra(count, remove_up_to=remove) + ["-e", "vllm_compose_serial=100%"]
+                                + (["--tags", "deploy"] if removal else []))
             if first:
                 self.results["figures"].setdefault("noop", {})["first_deploy"] = pick(rec)
                 self.results["figures"]["noop"]["first_deploy"].update(deployments=count, wall_s_per_host=rec["wall_s"] / rec["hosts"])
@@ -398,11 +403,10 @@ class Bench:
         for n in sorted(cfg.noop_hosts, reverse=True):
             floors, noops = [], []
             repeat = max(cfg.repeat, 2) if n == min(cfg.noop_hosts) else cfg.repeat
-            # floor, no-op, floor, no-op, ...: each no-op between the floors it is compared with.
+            # floor, no-op, floor, no-op, ...: each no-op right after a floor it is compared with.
             for i in range(max(repeat, cfg.floor_repeat)):
-                if i < cfg.floor_repeat:
-                    floors.append(self.playbook("floor (npu-smi + %d compose no-op(s))" % count, "bench/playbooks/floor.yml", n,
-                                                extra=floor_extra, expect_noop=True))
+                floors.append(self.playbook("floor (npu-smi + %d compose no-op(s))" % count, "bench/playbooks/floor.yml", n,
+                                            extra=floor_extra, expect_noop=True))
                 if i < repeat:
                     noops.append(self.playbook("no-op re-run (deploy-qwen.yml, %d deployment(s))" % count, "playbooks/deploy-qwen.yml", n,
                                                extra=deploy, expect_noop=True))

@@ -357,8 +357,8 @@ BENCH_NOOP_HOSTS=1,4,8,16 BENCH_NOOP_DEPLOYMENTS=2 BENCH_PREFETCH_SIZE=4GiB BENC
 
 Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8,16`; quick `1,2`),
 `BENCH_NOOP_DEPLOYMENTS` (deployments per host of each no-op section, default `1,2`), `BENCH_PREFETCH_SIZE`
-(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@2,25%@8`:
-serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`2`: before and after the no-op), `BENCH_SECTIONS`
+(`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@2,50%@4`:
+serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`1`: floors per N at least; one right before each no-op), `BENCH_SECTIONS`
 (`noop,prefetch,rollout`), `BENCH_MITOGEN` (a directory holding `ansible_mitogen`, e.g. an unpacked
 mitogen wheel: adds stock-vs-`mitogen_linear` runs), `BENCH_NOTE` (a line about the tree
 measured), `BENCH_KEEP=1` (leave the fleet up), `BENCH_HUB_PORT` (`18180`),
@@ -385,9 +385,10 @@ down at the end.
    converges the whole fleet to those deployments (`-e @deployments-D.json`, serial 100%). The
    section with the most deployments runs first: its converge is the "first deploy" row (every
    deployment of the run deployed on the whole fleet at once); each later section's converge only
-   removes the deployments it does not have (`state: absent`) and is not timed, which costs far
-   less than deploying the fleet twice. Then, per N (largest first), the floor, the re-run
-   and the floor again are timed back to back (the floors' median is the denominator). The floor
+   removes the deployments it does not have (`state: absent`, deploy phase only: `--tags deploy`) and is not timed, which costs far
+   less than deploying the fleet twice. Then, per N (largest first), the floor and the re-run
+   are timed back to back, the floor right before each re-run (where a re-run is repeated, so is
+   its floor; the floors' median is the denominator). The floor
    (`bench/playbooks/floor.yml`) is what an engineer would hand-write for the same fleet: per host
    one `npu-smi info` read, and per deployment one `community.docker.docker_compose_v2`
    (`state: present`, `pull: never`) on the Compose project vllm_compose deployed. The goals: the

@@ -110,7 +110,9 @@ def _sim_ready():
     return subprocess.run([str(TOP / "tests" / "sim" / "assets.sh"), "--check"], capture_output=True, check=False).returncode == 0
 
 
-needs_sim = pytest.mark.skipif(not _sim_ready(), reason="needs Docker and the sim's assets (make sim-assets)")
+def needs_sim(test):
+    """End to end on a simulated fleet: needs Docker and the sim's assets; marked `fleet` (pytest.ini)."""
+    return pytest.mark.fleet(pytest.mark.skipif(not _sim_ready(), reason="needs Docker and the sim's assets (make sim-assets)")(test))
 
 
 PREFIX = "fleetci-t"

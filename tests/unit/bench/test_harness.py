@@ -157,9 +157,13 @@ def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
         if key.startswith("BENCH_"):
             monkeypatch.delenv(key)
     cfg = bench.Config()
-    assert (cfg.noop_hosts, cfg.noop_deployments, cfg.floor_repeat, cfg.fleet_size) == ([1, 4, 8, 16], [1, 2], 2, 16)
+    assert (cfg.noop_hosts, cfg.noop_deployments, cfg.floor_repeat, cfg.fleet_size) == ([1, 4, 8, 16], [1, 2], 1, 16)
+    assert cfg.rollouts == [("1", 2), ("50%", 4)]
     monkeypatch.setenv("BENCH_SECTIONS", "prefetch,rollout")
+    assert bench.Config().fleet_size == 4          # prefetch to 4 hosts, rollout 50% over 4
+    monkeypatch.setenv("BENCH_ROLLOUTS", "25%@8")
     assert bench.Config().fleet_size == 8          # rollout 25% over 8 hosts
+    monkeypatch.delenv("BENCH_ROLLOUTS")
     monkeypatch.setenv("BENCH_SECTIONS", "noop")
     monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
     assert bench.Config().fleet_size == 1
