@@ -367,7 +367,7 @@ class Bench:
         if self.deployed != count:
             first = self.deployed is None
             remove = self.deployed or 0   # None (nothing yet) and False (failed) remove nothing
-            removal = not first and remove > count
+            removal = remove > count   # fewer deployments than deployed: only removals
             label = ("first deploy (deploy-qwen.yml, serial 100%%, %d deployment(s))" % count if first
                      else "converge to %d deployment(s) per host (untimed%s)" % (count, ", --tags deploy" if removal else ""))
             rec = self.playbook(label, "playbooks/deploy-qwen.yml", self.cfg.fleet_size,

@@ -26,6 +26,12 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import mode
 display = Display()
 
 
+def _ended(job):
+    """An async job's status (its job file or async_status's answer) says it has ended: finished,
+    or a result without async_wrapper's ``started`` (the module's own result, or the wrapper's error)."""
+    return bool(job.get("finished")) or "started" not in job
+
+
 class ActionModule(ActionBase):
 
     _supports_async = True
@@ -95,9 +101,8 @@ class ActionModule(ActionBase):
             except ValueError:
                 data = None
             if isinstance(data, dict):
-                return bool(data.get("finished")) or "started" not in data
-        status = self._remote("ansible.legacy.async_status", {"jid": jid, "_async_dir": async_dir}, task_vars)
-        return bool(status.get("finished")) or "started" not in status
+                return _ended(data)
+        return _ended(self._remote("ansible.legacy.async_status", {"jid": jid, "_async_dir": async_dir}, task_vars))
 
     def _progress(self, path, task_vars):
         try:
