@@ -22,6 +22,7 @@ target and on the controller (Python >= 3.8).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -275,6 +276,53 @@ def models_problem(port, models, served_model_name, model_root=None):
     root = mine[0].get("root")
     if model_root and root and root != model_root:
         return "/v1/models on port %d serves %r from %s, not from %s" % (port, served_model_name, root, model_root)
+    return None
+
+
+# The seed's manual checks after a change, as requests to /v1/chat/completions: a chat
+# completion, and a tool call that must come back as tool_calls when a tool parser is set.
+SMOKE_CHAT = {"messages": [{"role": "user", "content": "Reply with one short sentence: are you up?"}], "max_tokens": 32}
+SMOKE_TOOL = {
+    "messages": [{"role": "user", "content": "What is the weather like in Beijing today?"}],
+    "tools": [{"type": "function", "function": {
+        "name": "get_weather", "description": "Get the current weather of a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name, e.g. Beijing"}},
+                       "required": ["city"]}}}],
+    "tool_choice": "auto", "max_tokens": 128,
+}
+SMOKE_TOOL_NAME = "get_weather"
+
+
+def smoke_request(kind, served_model_name):
+    """The body of the ``kind`` (``chat`` or ``tool``) smoke test for the served model."""
+    body = dict(SMOKE_CHAT if kind == "chat" else SMOKE_TOOL)
+    body["model"] = served_model_name
+    return body
+
+
+def smoke_problem(kind, status, body):
+    # type: (str, Optional[int], str) -> Optional[str]
+    """Why the ``kind`` smoke test's answer (HTTP status, body text) fails, or None."""
+    what = "the chat completion" if kind == "chat" else "the %s tool call" % SMOKE_TOOL_NAME
+    excerpt = (body or "").strip().replace("\n", " ")[:300]
+    if status != 200:
+        return "smoke test: %s answered %s%s" % (what, status if status is not None else "nothing",
+                                                 (": " + excerpt) if excerpt else "")
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return "smoke test: %s answered 200 with no JSON: %s" % (what, excerpt)
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list) or not choices:
+        return "smoke test: %s answered no choices: %s" % (what, excerpt)
+    if kind == "chat":
+        return None
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    calls = (message.get("tool_calls") if isinstance(message, dict) else None) or []
+    names = [((c or {}).get("function") or {}).get("name") for c in calls if isinstance(c, dict)]
+    if SMOKE_TOOL_NAME not in names:
+        return ("smoke test: %s came back without a %s call in tool_calls (is the tool parser right for the "
+                "model?): %s" % (what, SMOKE_TOOL_NAME, excerpt))
     return None
 
 

@@ -97,15 +97,17 @@ def host_reasons(state, service):
 
 
 def judge(deployments, absent, refusals, host_states, rendered, env_sha256, service, host="host", endpoint_host="127.0.0.1"):
-    """Per host: {unchanged: bool, reasons: [...], deployments: [{name, unchanged, reasons}], results: [...]}.
+    """Per host: {unchanged: bool, reasons: [...], deployments: [{name, unchanged, reasons}], kept: [...], results: [...]}.
 
     ``deployments``: the plan's present deployments (name); ``absent``: its absent ones (a removal
     is a change the rollout makes); ``refusals``: the pre-flight's (the rollout reports them);
     ``host_states``: vllm_host_info ``deployments``; ``rendered``: {name: compose file as the role
     renders it now}; ``env_sha256``: sha256 of the vllm.env the role would write, None when no API
-    key is set (the role then leaves any file as it is). ``results`` are the fleet summary's entries
-    the rollout would report for the deployments when nothing changes (status unchanged)."""
-    out, results = [], []
+    key is set (the role then leaves any file as it is). ``kept`` names the deployments the rollout
+    leaves as they are (each judged on its own: a host whose other deployment changes, or with an
+    absent one to remove, still skips them; none when the pre-flight refuses anything) and
+    ``results`` are their fleet summary entries, as the rollout would report them (status unchanged)."""
+    out, kept, results = [], [], []
     for dep in deployments:
         name = dep["name"]
         state = (host_states or {}).get(name)
@@ -120,15 +122,17 @@ def judge(deployments, absent, refusals, host_states, rendered, env_sha256, serv
         if env_sha256 is not None and (state.get("env_sha256") != env_sha256 or state.get("env_mode") != ENV_MODE):
             reasons.append("files: vllm.env differs (content or mode %s)" % ENV_MODE)
         out.append({"name": name, "unchanged": not reasons, "reasons": reasons})
-        results.append(summary_entry(host, dep, dep.get("devices") if dep.get("devices") is not None else state.get("cards"),
-                                     endpoint_host))
+        if not reasons and not refusals:
+            kept.append(name)
+            results.append(summary_entry(host, dep, dep.get("devices") if dep.get("devices") is not None else state.get("cards"),
+                                         endpoint_host))
     whole = []
     if absent:
         whole.append("absent deployments to remove: %s" % ", ".join(d["name"] for d in absent))
     if refusals:
         whole.append("pre-flight refusals")
     unchanged = not whole and all(d["unchanged"] for d in out)
-    return {"unchanged": unchanged, "reasons": whole, "deployments": out, "results": results if unchanged else []}
+    return {"unchanged": unchanged, "reasons": whole, "deployments": out, "kept": kept, "results": results}
 
 
 def summary_entry(host, dep, cards, endpoint_host):

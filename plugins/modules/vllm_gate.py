@@ -23,6 +23,10 @@ description:
     to the container, C(/v1/models) lists O(served_model_name) served from O(model_root) - and the
     container is still the one first seen, running and not restarted. Another container or
     process answering on the port fails the gate, naming it.
+  - With O(smoke_test), once healthy it runs the seed's manual checks as the last step of the
+    gate - a chat completion that must return a choice and, with O(smoke_tool_call), a tool call
+    that must come back as a C(get_weather) call in C(tool_calls) - each request at most
+    O(smoke_timeout) seconds. Their failure fails the gate the same way, with the container log.
   - On failure the message leads with vLLM's own error (the last line of each traceback,
     C(ERROR) lines), followed by the container log's tail without uvicorn's access-log lines,
     which are counted.
@@ -78,9 +82,22 @@ options:
     type: int
     default: 40
   request_timeout:
-    description: Seconds each HTTP request may take.
+    description: Seconds each HTTP request of the health checks may take.
     type: int
     default: 10
+  smoke_test:
+    description: After the health checks passed, smoke-test a chat completion (C(vllm_compose_smoke_test)).
+    type: bool
+    default: false
+  smoke_tool_call:
+    description:
+      - With O(smoke_test), also smoke-test a tool call (set when the deployment has a tool call parser).
+    type: bool
+    default: false
+  smoke_timeout:
+    description: Seconds each smoke-test request may take (C(vllm_compose_smoke_timeout); a first answer can be slow).
+    type: int
+    default: 120
 seealso:
   - module: ascendfleet.llm.vllm_host_info
   - module: ascendfleet.llm.vllm_status
@@ -96,6 +113,8 @@ EXAMPLES = r"""
     timeout: 1800
     interval: 10
     api_key: "{{ vllm_compose_api_key }}"
+    smoke_test: true
+    smoke_tool_call: true
   no_log: true
 """
 
@@ -115,8 +134,14 @@ elapsed:
   returned: always
   type: float
   sample: 6.2
+smoke:
+  description: The smoke tests that passed (V(chat), V(tool)), in order.
+  returned: always
+  type: list
+  elements: str
+  sample: [chat, tool]
 reason:
-  description: Why the gate failed (the container's state, or who answers instead); empty when it passed.
+  description: Why the gate failed (the container's state, who answers instead, or the failed smoke test); empty when it passed.
   returned: always
   type: str
   sample: "the container is crash-looping: restarting after exit code 1, 1 restart(s) since the change"
@@ -158,6 +183,8 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import 
     log_report,
     models_problem,
     port_holders,
+    smoke_problem,
+    smoke_request,
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_status import (
     PROJECT_LABEL,
@@ -168,14 +195,20 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_status impor
 SERVICE_LABEL = "com.docker.compose.service"
 
 
-def _get(url, headers, timeout):
-    """(status or None, body)."""
+def _get(url, headers, timeout, data=None):
+    """(status or None, body); a POST of ``data`` (JSON) when given."""
     try:
-        response = open_url(url, headers=headers, timeout=timeout, validate_certs=False,
-                            follow_redirects="none", use_proxy=False)
+        if data is not None:
+            headers = dict(headers, **{"Content-Type": "application/json"})
+            data = json.dumps(data)
+        response = open_url(url, data=data, headers=headers, timeout=timeout, validate_certs=False,
+                            follow_redirects="none", use_proxy=False, method="POST" if data is not None else "GET")
         return response.getcode(), response.read().decode("utf-8", "replace")
     except HTTPError as exc:
-        return exc.code, ""
+        try:
+            return exc.code, exc.read().decode("utf-8", "replace")
+        except (OSError, ValueError, AttributeError):
+            return exc.code, ""
     except (URLError, OSError, ValueError):
         return None, ""
 
@@ -188,6 +221,7 @@ class Gate(object):
         self.started = time.monotonic()
         self.container = None
         self.holders = []
+        self.smoke = []
 
     def run(self, argv):
         return self.module.run_command(argv)
@@ -218,6 +252,7 @@ class Gate(object):
             changed=False,
             container=container,
             holders=self.holders,
+            smoke=self.smoke,
             elapsed=round(time.monotonic() - self.started, 1),
             reason=reason,
             vllm_errors=digest.get("errors", []),
@@ -245,6 +280,17 @@ class Gate(object):
         holders = port_holders([self.p["port"]], self.run, self.p["proc_root"], self.docker)
         self.holders = holders.get(self.p["port"], [])
         return self.holders
+
+    def smoke_tests(self, base, headers):
+        p = self.p
+        kinds = (["chat"] + (["tool"] if p["smoke_tool_call"] else [])) if p["smoke_test"] else []
+        for kind in kinds:
+            status, body = _get(base + "/v1/chat/completions", headers, p["smoke_timeout"],
+                                data=smoke_request(kind, p["served_model_name"]))
+            problem = smoke_problem(kind, status, body)
+            if problem:
+                self.fail(problem)
+            self.smoke.append(kind)
 
     def gate(self):
         p = self.p
@@ -280,6 +326,7 @@ class Gate(object):
                     problem = container_problem(self.container, baseline, p["fresh"])
                     if problem:
                         self.fail(problem)
+                    self.smoke_tests(base, headers)
                     self.module.exit_json(**self.result())
                 last = problem if code == 200 else "/v1/models answered %s" % (code if code is not None else "nothing")
             else:
@@ -304,11 +351,14 @@ def main():
             fresh=dict(type="bool", default=True),
             log_tail=dict(type="int", default=40),
             request_timeout=dict(type="int", default=10),
+            smoke_test=dict(type="bool", default=False),
+            smoke_tool_call=dict(type="bool", default=False),
+            smoke_timeout=dict(type="int", default=120),
             **HOST_ARGS
         ),
         supports_check_mode=True,
     )
-    for key in ("timeout", "interval", "port"):
+    for key in ("timeout", "interval", "port", "smoke_timeout"):
         if module.params[key] < 1:
             module.fail_json(msg="%s must be a positive integer, got %d" % (key, module.params[key]))
     Gate(module).gate()

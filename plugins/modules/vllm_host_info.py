@@ -248,8 +248,26 @@ def start_state_reads(module, docker, p, planned, pool):
             images[image] = pool.submit(module.run_command, [docker, "image", "inspect", "--format", "{{.Id}}", image])
         compose_path = os.path.join(p["project_root"], dep["name"], "compose.yaml")
         if docker and os.path.isfile(compose_path):
-            hashes[dep["name"]] = pool.submit(module.run_command, [docker, "compose", "-f", compose_path, "config", "--hash", "*"])
+            hashes[dep["name"]] = pool.submit(compose_config_hash, module, docker, compose_path, dep["name"])
     return npu_smi, images, hashes
+
+
+def compose_config_hash(module, docker, compose_path, project):
+    """(rc, text, err) of ``docker compose config --hash '*'`` as ``up`` labels the containers.
+
+    ``up`` hashes a service with its env_file entries read into its environment and dropped;
+    ``config --hash`` keeps them in the hash (Compose v2.40, seen on the sim: a container created
+    from a file with env_file never matched it). For such a file, the hash is taken of the file's
+    resolved JSON form (``config --format json``, which drops them as ``up`` does), fed back on stdin."""
+    argv = [docker, "compose", "-f", compose_path, "config"]
+    text = read_text(compose_path) or ""
+    if "env_file" not in text:
+        return module.run_command(argv + ["--hash", "*"])
+    rc, resolved, err = module.run_command(argv + ["--format", "json"])
+    if rc != 0:
+        return rc, resolved, err
+    return module.run_command([docker, "compose", "-p", project, "--project-directory", os.path.dirname(compose_path),
+                               "-f", "-", "config", "--hash", "*"], data=resolved, binary_data=True)
 
 
 def read_state(module, p, planned, ledger, raw, jobs):

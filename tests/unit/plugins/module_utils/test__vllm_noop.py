@@ -54,6 +54,7 @@ def test_deployed_host_is_unchanged_with_its_summary_entry():
     out = verdict(state())
     assert out["unchanged"] is True
     assert out["deployments"] == [{"name": "qwen", "unchanged": True, "reasons": []}]
+    assert out["kept"] == ["qwen"]
     assert out["results"] == [{"host": "afbench-fast2-01", "deployment": "qwen", "model": "Qwen/Qwen3.5-27B", "cards": [4, 5],
                                "image": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler",
                                "endpoint": "http://afbench-fast2-01:8000/v1", "served_model_name": "qwen3.5-27b",
@@ -101,7 +102,26 @@ def test_files_cards_env_absent_and_refusals():
     assert verdict(state(), env="ab")["unchanged"] is False
     out = verdict(state(), absent=[{"name": "old"}])
     assert out["unchanged"] is False and out["reasons"] == ["absent deployments to remove: old"]
-    assert verdict(state(), refusals=["bad"])["unchanged"] is False
+    # The removal is a change of the host, not of qwen: the rollout still leaves qwen as it is.
+    assert out["kept"] == ["qwen"] and [r["status"] for r in out["results"]] == ["unchanged"]
+    # A pre-flight refusal fails the host in the rollout: nothing is kept, nothing reported for it here.
+    out = verdict(state(), refusals=["bad"])
+    assert out["unchanged"] is False and out["kept"] == [] and out["results"] == []
+
+
+def test_each_deployment_is_judged_on_its_own():
+    # Two deployments read off the same sim host: chat's compose file was not read (no config hash
+    # of it), so chat goes through the rollout; qwen is kept, with its summary entry.
+    chat = dict(QWEN, name="chat", port=8001, served_model_name="chat")
+    chat_state = state(containers=project_containers(INSPECT, "chat"), cards=[6])
+    out = judge([QWEN, chat], [], [], {"qwen": state(), "chat": chat_state}, {"qwen": COMPOSE, "chat": COMPOSE}, None,
+                SERVICE, host="afbench-fast2-01", endpoint_host="afbench-fast2-01")
+    assert out["unchanged"] is False
+    assert [(d["name"], d["unchanged"]) for d in out["deployments"]] == [("qwen", True), ("chat", False)]
+    assert out["deployments"][1]["reasons"] == ["containers: created from another compose file (config hash)"]
+    assert out["kept"] == ["qwen"]
+    assert [(r["deployment"], r["cards"], r["endpoint"]) for r in out["results"]] == [
+        ("qwen", [4, 5], "http://afbench-fast2-01:8000/v1")]
 
 
 def test_a_deployment_not_read_is_a_change():

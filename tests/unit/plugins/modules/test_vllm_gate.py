@@ -43,8 +43,31 @@ def crash_looping(base):
     return raw
 
 
+# Answers of vLLM's OpenAI-compatible server to the smoke tests (the shapes of vLLM's docs: a chat
+# completion; a tool call parsed by --tool-call-parser into tool_calls, content null).
+CHAT = {"id": "chatcmpl-9f2c", "object": "chat.completion", "created": 1764600000, "model": SERVED,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Yes, I am up.", "tool_calls": []},
+                     "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 18, "completion_tokens": 6, "total_tokens": 24}}
+TOOL = {"id": "chatcmpl-a71d", "object": "chat.completion", "created": 1764600001, "model": SERVED,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "chatcmpl-tool-5e1b", "type": "function",
+             "function": {"name": "get_weather", "arguments": "{\"city\": \"Beijing\"}"}}]},
+            "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 160, "completion_tokens": 20, "total_tokens": 180}}
+
+
 class Vllm(http.server.BaseHTTPRequestHandler):
     models = {"object": "list", "data": [{"id": SERVED, "root": ROOT}]}
+    chat = (200, CHAT)
+    tool = (200, TOOL)
+    posted = []
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Vllm.posted.append((self.path, body, self.headers.get("Authorization")))
+        code, answer = Vllm.tool if "tools" in body else Vllm.chat
+        return self._reply(code, answer if isinstance(answer, str) else json.dumps(answer))
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         if self.path == "/health":
@@ -224,3 +247,51 @@ def test_host_info_refuses_the_renamed_deployment(run_module, docker, tmp_path):
         "run again: that removes the old deployment's containers, project directory and cards, or give qwen-new another "
         "port" % base[0]["Config"]["Image"]]
     assert result["port_holders"]["8000"][0]["project"] == "qwen"
+
+
+def test_smoke_tests_run_once_healthy(run_module, docker, tmp_path, vllm, monkeypatch):
+    base = running()
+    docker(base, holders=OWN % base[0]["Id"])
+    monkeypatch.setattr(Vllm, "posted", [])
+    args = gate_args(vllm, proc_tree(tmp_path, vllm, 4242, base[0]["Id"]), smoke_test=True, smoke_tool_call=True,
+                     api_key="sim-key")
+    failed, result = run_module(vllm_gate.main, args)
+    assert not failed, result["msg"]
+    assert result["smoke"] == ["chat", "tool"]
+    assert [(path, body["model"], "tools" in body, auth) for path, body, auth in Vllm.posted] == [
+        ("/v1/chat/completions", SERVED, False, "Bearer sim-key"), ("/v1/chat/completions", SERVED, True, "Bearer sim-key")]
+    assert Vllm.posted[1][1]["tools"][0]["function"]["name"] == "get_weather"
+    # Without a tool call parser only the chat; without smoke_test none.
+    monkeypatch.setattr(Vllm, "posted", [])
+    failed, result = run_module(vllm_gate.main, dict(args, smoke_tool_call=False))
+    assert result["smoke"] == ["chat"] and len(Vllm.posted) == 1
+    failed, result = run_module(vllm_gate.main, dict(args, smoke_test=False))
+    assert result["smoke"] == [] and len(Vllm.posted) == 1
+
+
+def test_a_tool_call_answered_as_text_fails_the_gate(run_module, docker, tmp_path, vllm, monkeypatch):
+    base = running()
+    docker(base, holders=OWN % base[0]["Id"])
+    # A wrong or missing --tool-call-parser: vLLM returns the model's raw tool-call text as content.
+    text = dict(CHAT, choices=[{"index": 0, "message": {"role": "assistant", "tool_calls": [], "content":
+                                                        '<tool_call>{"name": "get_weather"}</tool_call>'}}])
+    monkeypatch.setattr(Vllm, "tool", (200, text))
+    failed, result = run_module(vllm_gate.main, gate_args(vllm, proc_tree(tmp_path, vllm, 4242, base[0]["Id"]),
+                                                          smoke_test=True, smoke_tool_call=True))
+    assert failed and result["smoke"] == ["chat"]
+    assert result["reason"].startswith("smoke test: the get_weather tool call came back without a get_weather call "
+                                       "in tool_calls (is the tool parser right for the model?): {")
+    # The message: vLLM's own error from the container log first, then this reason, then the log.
+    lines = result["msg"].splitlines()
+    assert lines[0].startswith("vLLM's error: ") and lines[1].startswith(result["reason"])
+
+
+def test_a_failed_chat_fails_the_gate_with_vllms_answer(run_module, docker, tmp_path, vllm, monkeypatch):
+    base = running()
+    docker(base, holders=OWN % base[0]["Id"])
+    monkeypatch.setattr(Vllm, "chat", (500, '{"object": "error", "message": "EngineCore died", "code": 500}'))
+    failed, result = run_module(vllm_gate.main, gate_args(vllm, proc_tree(tmp_path, vllm, 4242, base[0]["Id"]),
+                                                          smoke_test=True))
+    assert failed and result["smoke"] == []
+    assert result["reason"] == ('smoke test: the chat completion answered 500: '
+                                '{"object": "error", "message": "EngineCore died", "code": 500}')

@@ -51,6 +51,29 @@ def test_read_state_of_a_deployed_host(run_module, tmp_path, monkeypatch):
     assert verdict["unchanged"] is False
 
 
+def test_a_compose_file_with_env_file_is_hashed_as_up_labels_it(run_module, tmp_path, monkeypatch):
+    # qwen deployed with an API key (vllm.env in env_file): compose's `config --hash` of the file
+    # differs from the label `up` gave the container; the hash of the file's JSON form is that label.
+    monkeypatch.setenv("FAKE_DOCKER_ENV_FILE", "1")
+    args = _host(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_DOCKER_IMAGE", IMAGE)
+    compose = (FIX / "compose-qwen-env-file.txt").read_text()
+    (tmp_path / "opt" / "qwen" / "compose.yaml").write_text(compose)
+    (tmp_path / "opt" / "qwen" / "vllm.env").write_text("VLLM_API_KEY=sim-key-3b9f\n")
+    os.chmod(tmp_path / "opt" / "qwen" / "vllm.env", 0o600)
+    args["planned"] = PLANNED[:1]
+    args["names"] = ["qwen"]
+    failed, result = run_module(vllm_host_info.main, args)
+    assert not failed, result.get("msg")
+    qwen = result["deployments"]["qwen"]
+    plain = (FIX / "config-hash-qwen-env-file.txt").read_text().split()[1]
+    assert qwen["config_hashes"] == {"vllm-ascend": "2384482dce89a8adf04e87070571f71bff59f539f01a71c03322cf5f3ea4833b"}
+    assert qwen["containers"][0]["config_hash"] == qwen["config_hashes"]["vllm-ascend"] != plain
+    assert qwen["env_sha256"] == "3cd0e13cb8958429428242b2bc00e01234c744b8c0c99e7b8ef7c55b8a2e656b"
+    verdict = judge(PLANNED[:1], [], [], result["deployments"], {"qwen": compose}, qwen["env_sha256"], "vllm-ascend")
+    assert verdict["unchanged"] is True, verdict
+
+
 def test_without_read_state_nothing_more_is_read(run_module, tmp_path, monkeypatch):
     args = _host(tmp_path, monkeypatch)
     args["read_state"] = False
