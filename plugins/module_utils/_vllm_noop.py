@@ -70,7 +70,9 @@ def host_reasons(state, service):
         reasons.append("cards: " + state["cards_error"])
     elif state.get("cards_changed"):
         reasons.append("cards: the ledger would change")
-    if not state.get("image_id"):
+    if state.get("image_error"):
+        reasons.append("image: docker image inspect failed: %s" % state["image_error"])
+    elif not state.get("image_id"):
         reasons.append("image: not on the host")
     if state.get("last_good_mode") != DIR_MODE:
         reasons.append("files: no last-good/ directory (mode %s)" % DIR_MODE)
@@ -88,7 +90,9 @@ def host_reasons(state, service):
             reasons.append("containers: service %s, not %s" % (one.get("service"), service))
         if one.get("status") != "running":
             reasons.append("containers: %s, not running" % one.get("status"))
-        if not hashes.get(service) or one.get("config_hash") != hashes.get(service):
+        if state.get("config_hash_error"):
+            reasons.append("containers: docker compose config --hash failed: %s" % state["config_hash_error"])
+        elif not hashes.get(service) or one.get("config_hash") != hashes.get(service):
             reasons.append("containers: created from another compose file (config hash)")
         # compose recreates when its image label differs from the image the tag names now.
         if not state.get("image_id") or state["image_id"] != (one.get("image_label") or one.get("image_id")):

@@ -121,9 +121,10 @@ deployments:
   description:
     - With O(read_state), deployment name to C(compose) (the file's text, null when missing),
       C(compose_mode), C(env_sha256), C(env_mode), C(last_good_mode), C(image_id) (null when the image is
-      not on the host), C(containers) (C(service), C(status), C(config_hash), C(image_label), C(image_id)),
-      C(config_hashes) (service to compose's hash of the file on disk), C(cards) (what npu_assign would
-      give), C(cards_changed) and C(cards_error).
+      not on the host), C(image_error) (why C(docker image inspect) failed, other than an absent image),
+      C(containers) (C(service), C(status), C(config_hash), C(image_label), C(image_id)),
+      C(config_hashes) (service to compose's hash of the file on disk), C(config_hash_error) (why compose
+      could not hash it), C(cards) (what npu_assign would give), C(cards_changed) and C(cards_error).
   returned: when O(read_state)
   type: dict
 problems:
@@ -275,9 +276,13 @@ def read_state(module, p, planned, ledger, raw, jobs):
     npu_smi, image_jobs, hash_jobs = jobs
     cards = _cards(module, p, ledger, planned, npu_smi)
     image_ids = {}
+    image_errors = {}
     for image, job in image_jobs.items():
-        rc, text, _err = job.result()
+        rc, text, err = job.result()
         image_ids[image] = text.strip() if rc == 0 and text.strip() else None
+        # Absent is "No such image"; any other failure is a read that did not work.
+        if rc != 0 and "no such image" not in (err or "").lower():
+            image_errors[image] = (err or text or "rc %d" % rc).strip()[-300:]
     out = {}
     for dep in planned:
         name = dep["name"]
@@ -290,15 +295,17 @@ def read_state(module, p, planned, ledger, raw, jobs):
             with open(env_path, "rb") as handle:
                 env_sha = hashlib.sha256(handle.read()).hexdigest()
         image = dep.get("image")
-        hashes = {}
+        hashes, hash_error = {}, None
         if compose is not None and name in hash_jobs:
-            rc, text, _err = hash_jobs[name].result()
+            rc, text, err = hash_jobs[name].result()
             hashes = config_hashes(text) if rc == 0 else {}
+            hash_error = None if rc == 0 else (err or text or "rc %d" % rc).strip()[-300:]
         ids, changed, error = cards.get(name, (dep.get("devices") or [], False, None))
         out[name] = {
             "compose": compose, "compose_mode": _mode(compose_path), "env_sha256": env_sha, "env_mode": _mode(env_path),
             "last_good_mode": _mode(os.path.join(pdir, "last-good")) if os.path.isdir(os.path.join(pdir, "last-good")) else None,
-            "image_id": image_ids.get(image), "containers": project_containers(raw, name), "config_hashes": hashes,
+            "image_id": image_ids.get(image), "image_error": image_errors.get(image),
+            "containers": project_containers(raw, name), "config_hashes": hashes, "config_hash_error": hash_error,
             "cards": ids, "cards_changed": changed, "cards_error": error,
         }
     return out

@@ -69,6 +69,18 @@ def test_a_new_image_tag_is_a_change():
     assert verdict(state(image_id=None))["deployments"][0]["reasons"][0] == "image: not on the host"
 
 
+def test_a_read_that_failed_is_named_not_taken_for_a_change():
+    # The daemon did not answer `docker image inspect` (not "No such image"), compose could not hash the file.
+    out = verdict(state(image_id=None, image_error="Cannot connect to the Docker daemon at unix:///var/run/docker.sock"))
+    assert out["deployments"][0]["reasons"] == [
+        "image: docker image inspect failed: Cannot connect to the Docker daemon at unix:///var/run/docker.sock",
+        "containers: created from another image than the tag names now"]
+    out = verdict(state(config_hashes={}, config_hash_error="open /opt/ascendfleet/qwen/compose.yaml: permission denied"))
+    assert out["deployments"][0]["reasons"] == [
+        "containers: docker compose config --hash failed: open /opt/ascendfleet/qwen/compose.yaml: permission denied"]
+    assert out["kept"] == [] and out["unchanged"] is False
+
+
 def test_a_stopped_container_is_a_change():
     inspect = copy.deepcopy(INSPECT)
     for item in inspect:

@@ -40,6 +40,7 @@ def test_read_state_of_a_deployed_host(run_module, tmp_path, monkeypatch):
     assert qwen["compose"] == COMPOSE and qwen["compose_mode"] == "0644" and qwen["last_good_mode"] == "0755"
     assert qwen["image_id"] == "sha256:9c216db4e9b4692f449299fa18904851495fa3c9c82f3c249411520d626402db"
     assert qwen["config_hashes"] == {"vllm-ascend": "5967195f25d11f8fd5ecc63f911c6c8709ebf8d5a20ef85c87b346a0e8f2f7aa"}
+    assert qwen["image_error"] is None and qwen["config_hash_error"] is None
     assert [c["status"] for c in qwen["containers"]] == ["running"]
     # npu_assign would keep what the ledger holds (chips 4-7 of the seed sample are free).
     assert (qwen["cards"], qwen["cards_changed"], qwen["cards_error"]) == ([4, 5], False, None)
@@ -72,6 +73,22 @@ def test_a_compose_file_with_env_file_is_hashed_as_up_labels_it(run_module, tmp_
     assert qwen["env_sha256"] == "3cd0e13cb8958429428242b2bc00e01234c744b8c0c99e7b8ef7c55b8a2e656b"
     verdict = judge(PLANNED[:1], [], [], result["deployments"], {"qwen": compose}, qwen["env_sha256"], "vllm-ascend")
     assert verdict["unchanged"] is True, verdict
+
+
+def test_an_image_read_that_failed_is_not_an_absent_image(run_module, tmp_path, monkeypatch):
+    args = _host(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_DOCKER_IMAGE_ERROR", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
+                                                  "Is the docker daemon running?")
+    failed, result = run_module(vllm_host_info.main, args)
+    assert not failed
+    qwen = result["deployments"]["qwen"]
+    assert qwen["image_id"] is None
+    assert qwen["image_error"].startswith("Cannot connect to the Docker daemon")
+    # An absent image is not an error.
+    monkeypatch.delenv("FAKE_DOCKER_IMAGE_ERROR")
+    monkeypatch.setenv("FAKE_DOCKER_IMAGE", "quay.io/ascend/vllm-ascend:other")
+    failed, result = run_module(vllm_host_info.main, args)
+    assert (result["deployments"]["qwen"]["image_id"], result["deployments"]["qwen"]["image_error"]) == (None, None)
 
 
 def test_without_read_state_nothing_more_is_read(run_module, tmp_path, monkeypatch):
