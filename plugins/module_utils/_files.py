@@ -33,6 +33,14 @@ def file_size(path):
         return None
 
 
+def file_mode(path):
+    """The permission bits of ``path`` (e.g. 0o644), or None when it does not exist."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return None
+
+
 def atomic_write(path, data, mode=0o644):
     """Replace ``path`` with ``data`` (bytes) atomically: a temporary file in the same directory,
     fsync, rename, fsync of the directory; a reader sees the old or the new file, never a part.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, read_bytes
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_mode, read_bytes
 
 LAST_GOOD = "last-good"
 PREVIOUS = "previous"
@@ -34,11 +34,9 @@ def state_json(state):
     return (json.dumps(state, indent=4, sort_keys=True, separators=(",", ": ")) + "\n").encode("utf-8")
 
 
-def _mode(path):
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except OSError:
-        return None
+def state_path(project_dir):
+    """Where ``state.json`` of the last-known-good of ``project_dir`` lives."""
+    return os.path.join(project_dir, LAST_GOOD, STATE)
 
 
 def plan(project_dir, state, keep_previous):
@@ -51,11 +49,11 @@ def plan(project_dir, state, keep_previous):
     previous = os.path.join(project_dir, PREVIOUS)
 
     def want_dir(path):
-        if _mode(path) != DIR_MODE or not os.path.isdir(path):
+        if file_mode(path) != DIR_MODE or not os.path.isdir(path):
             writes.append((path, None, DIR_MODE))
 
     def want_file(path, data):
-        if read_bytes(path) != data or _mode(path) != FILE_MODE:
+        if read_bytes(path) != data or file_mode(path) != FILE_MODE:
             writes.append((path, data, FILE_MODE))
 
     if keep_previous:
@@ -71,7 +69,7 @@ def plan(project_dir, state, keep_previous):
         raise OSError("cannot read %s" % compose_path)
     want_dir(last_good)
     want_file(os.path.join(last_good, COMPOSE), compose)
-    want_file(os.path.join(last_good, STATE), state_json(state))
+    want_file(state_path(project_dir), state_json(state))
     return writes
 
 

@@ -139,10 +139,10 @@ import datetime
 import hashlib
 import json
 import os
-import stat
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import file_mode
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_npu_smi, run_tool, tool_runner
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_assign import NpuAssignError, assign
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_owners
@@ -194,10 +194,13 @@ def read_projects(module, docker, problems):
 
 
 def _mode(path):
-    try:
-        return "%04o" % stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        return None
+    mode = file_mode(path)
+    return None if mode is None else "%04o" % mode
+
+
+def _failure(rc, out, err):
+    """What a failed CLI said (its last 300 characters), for the plan's reason."""
+    return (err or out or "rc %d" % rc).strip()[-300:]
 
 
 def _cards(module, p, ledger, planned, npu_smi):
@@ -242,27 +245,30 @@ def start_state_reads(module, docker, p, planned, pool):
     if any(d.get("devices") is None for d in planned):
         path, problem = find_npu_smi(module, p["npu_smi_executable"])
         npu_smi = (path, problem, None if problem else pool.submit(run_tool, module, [path, "info"]))
-    images, hashes = {}, {}
+    images, hashes, composes = {}, {}, {}
     for dep in planned:
         image = dep.get("image")
         if docker and image and image not in images:
             images[image] = pool.submit(module.run_command, [docker, "image", "inspect", "--format", "{{.Id}}", image])
         compose_path = os.path.join(p["project_root"], dep["name"], "compose.yaml")
-        if docker and os.path.isfile(compose_path):
-            hashes[dep["name"]] = pool.submit(compose_config_hash, module, docker, compose_path, dep["name"])
-    return npu_smi, images, hashes
+        if os.path.isfile(compose_path):
+            composes[dep["name"]] = read_text(compose_path)
+            if docker:
+                hashes[dep["name"]] = pool.submit(compose_config_hash, module, docker, compose_path, dep["name"],
+                                                  composes[dep["name"]])
+    return npu_smi, images, hashes, composes
 
 
-def compose_config_hash(module, docker, compose_path, project):
+def compose_config_hash(module, docker, compose_path, project, text):
     """(rc, text, err) of ``docker compose config --hash '*'`` as ``up`` labels the containers.
 
     ``up`` hashes a service with its env_file entries read into its environment and dropped;
     ``config --hash`` keeps them in the hash (Compose v2.40, seen on the sim: a container created
     from a file with env_file never matched it). For such a file, the hash is taken of the file's
-    resolved JSON form (``config --format json``, which drops them as ``up`` does), fed back on stdin."""
+    resolved JSON form (``config --format json``, which drops them as ``up`` does), fed back on stdin.
+    ``text``: the compose file as read."""
     argv = [docker, "compose", "-f", compose_path, "config"]
-    text = read_text(compose_path) or ""
-    if "env_file" not in text:
+    if "env_file" not in (text or ""):
         return module.run_command(argv + ["--hash", "*"])
     rc, resolved, err = module.run_command(argv + ["--format", "json"])
     if rc != 0:
@@ -273,7 +279,7 @@ def compose_config_hash(module, docker, compose_path, project):
 
 def read_state(module, p, planned, ledger, raw, jobs):
     """vllm_host_info's RV(deployments): what the rollout of each planned deployment compares."""
-    npu_smi, image_jobs, hash_jobs = jobs
+    npu_smi, image_jobs, hash_jobs, composes = jobs
     cards = _cards(module, p, ledger, planned, npu_smi)
     image_ids = {}
     image_errors = {}
@@ -282,14 +288,14 @@ def read_state(module, p, planned, ledger, raw, jobs):
         image_ids[image] = text.strip() if rc == 0 and text.strip() else None
         # Absent is "No such image"; any other failure is a read that did not work.
         if rc != 0 and "no such image" not in (err or "").lower():
-            image_errors[image] = (err or text or "rc %d" % rc).strip()[-300:]
+            image_errors[image] = _failure(rc, text, err)
     out = {}
     for dep in planned:
         name = dep["name"]
         pdir = os.path.join(p["project_root"], name)
         compose_path = os.path.join(pdir, "compose.yaml")
         env_path = os.path.join(pdir, "vllm.env")
-        compose = read_text(compose_path) if os.path.isfile(compose_path) else None
+        compose = composes.get(name)
         env_sha = None
         if os.path.isfile(env_path):
             with open(env_path, "rb") as handle:
@@ -299,7 +305,7 @@ def read_state(module, p, planned, ledger, raw, jobs):
         if compose is not None and name in hash_jobs:
             rc, text, err = hash_jobs[name].result()
             hashes = config_hashes(text) if rc == 0 else {}
-            hash_error = None if rc == 0 else (err or text or "rc %d" % rc).strip()[-300:]
+            hash_error = None if rc == 0 else _failure(rc, text, err)
         ids, changed, error = cards.get(name, (dep.get("devices") or [], False, None))
         out[name] = {
             "compose": compose, "compose_mode": _mode(compose_path), "env_sha256": env_sha, "env_mode": _mode(env_path),

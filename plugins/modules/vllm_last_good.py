@@ -83,7 +83,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import read_bytes
-from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_last_good import LAST_GOOD, STATE, apply, plan
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_last_good import apply, plan, state_path
 
 
 def main():
@@ -96,8 +96,8 @@ def main():
         supports_check_mode=True,
     )
     path = module.params["path"]
-    state_path = "%s/%s/%s" % (path.rstrip("/"), LAST_GOOD, STATE)
-    before = to_text(read_bytes(state_path) or b"")
+    record = state_path(path)
+    before = to_text(read_bytes(record) or b"")
     try:
         writes = plan(path, module.params["state"], module.params["keep_previous"])
         if not module.check_mode:
@@ -107,8 +107,8 @@ def main():
                              "fix the directory's permissions or space and re-run)" % (path, exc))
     result = dict(changed=bool(writes), written=[w[0] for w in writes])
     if module._diff:
-        after = next((to_text(data) for p, data, dummy in writes if p == state_path), before)
-        result["diff"] = dict(before=before, after=after, before_header=state_path, after_header=state_path)
+        after = next((to_text(data) for p, data, dummy in writes if p == record), before)
+        result["diff"] = dict(before=before, after=after, before_header=record, after_header=record)
     module.exit_json(**result)
 
 
