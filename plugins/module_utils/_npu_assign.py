@@ -237,3 +237,21 @@ def assign(chips, family, owner, count, ledger, exclude=(),
     check_count(count)
     states = classify(chips, owner, ledger, exclude, threshold_pct, pid_owners)
     return select(states, family, count)
+
+
+def give_back(owner, device_ids, ledger):
+    # type: (str, Iterable[int], Mapping[str, Sequence[int]]) -> List[int]
+    """The chips ``owner`` gets back on a rollback: exactly ``device_ids`` (the ones the restored
+    version ran on), sorted. Refused, naming the holder, when another owner holds one of them in
+    the ledger (two deployments must never share a chip)."""
+    ids = sorted(set(int(d) for d in device_ids))
+    if not ids:
+        raise NpuAssignError("no chips to give back to %s: the restored version names none" % owner)
+    held = ["%s (held by %s)" % (device_path(d), other)
+            for other, theirs in sorted(ledger.items()) if other != owner
+            for d in ids if d in theirs]
+    if held:
+        raise NpuAssignError("cannot give %s back to %s: %s. To fix: release the other deployment's chips "
+                             "(state=absent) or roll back to a version on free chips"
+                             % (", ".join(device_path(d) for d in ids), owner, ", ".join(held)))
+    return ids

@@ -14,6 +14,9 @@ without the plan.
 - image: the deployment's image is on the host (no pull, no archive load);
 - files: the project directory and last-good/ exist with mode 0755, compose.yaml holds the bytes the
   role renders now (mode 0644), vllm.env holds the API key line (mode 0600) when a key is set;
+- gate: the live compose.yaml is last-known-good's (last-good/compose.yaml): a config no gate
+  passed on (a run stopped between its render and its record, or run with the gate skipped) is
+  never called unchanged, the rollout gates it;
 - containers: exactly one container of the project, of the one service, running, created from
   this compose file (compose's own config hash) and from the image the tag names now (compose's
   image label), so ``docker compose up`` would report nothing to do.
@@ -80,6 +83,9 @@ def host_reasons(state, service):
         reasons.append("files: no compose.yaml")
     elif state.get("compose_mode") != COMPOSE_MODE:
         reasons.append("files: compose.yaml mode %s, not %s" % (state.get("compose_mode"), COMPOSE_MODE))
+    if state.get("compose") is not None and state.get("last_good_compose") != state["compose"]:
+        reasons.append("gate: the live compose.yaml is not last-known-good (no gate passed on it: "
+                       "a run stopped before its gate, or skipped it)")
     containers = state.get("containers") or []
     hashes = state.get("config_hashes") or {}
     if len(containers) != 1:

@@ -53,6 +53,17 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  device_ids:
+    description:
+      - Give O(owner) exactly these device ids instead of choosing O(count) chips - a rollback
+        gives back the chips the restored version runs on, so that the ledger matches the
+        running containers.
+      - Refused, naming the holder, when another owner holds one of them in the ledger. Their
+        health and processes are not checked (the restored container was running on them);
+        O(exclude) does not apply.
+      - Mutually exclusive with O(count); only with O(state=present).
+    type: list
+    elements: int
   exclude:
     description: Device ids (N of C(/dev/davinciN)) never to give out, for example chips under repair.
     type: list
@@ -125,6 +136,12 @@ EXAMPLES = r"""
     count: 4
     exclude: [7]
 
+# Give back the chips a restored version runs on (a rollback)
+- name: Give qwen-chat its last-known-good chips back
+  ascendfleet.llm.npu_assign:
+    owner: qwen-chat
+    device_ids: [4, 5]
+
 # Release the chips when the deployment is removed
 - name: Release the NPU chips of qwen-chat
   ascendfleet.llm.npu_assign:
@@ -157,7 +174,7 @@ previous_device_ids:
   sample: []
 family:
   description: Chip family detected from npu-smi (see M(ascendfleet.llm.npu_info)); null when unknown.
-  returned: when O(state=present)
+  returned: when O(state=present) without O(device_ids)
   type: str
   sample: "910B"
 unavailable:
@@ -182,6 +199,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_assign import
     assign,
     check_count,
     device_path,
+    give_back,
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_owners
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, npu_smi_info, tool_runner
@@ -233,6 +251,7 @@ def main():
         argument_spec=dict(
             owner=dict(type="str", required=True),
             count=dict(type="int"),
+            device_ids=dict(type="list", elements="int"),
             state=dict(type="str", default="present", choices=["present", "absent"]),
             ledger_path=dict(type="path", default=ledger_io.DEFAULT_PATH),
             exclude=dict(type="list", elements="int", default=[]),
@@ -242,6 +261,7 @@ def main():
             executable=dict(type="str", default="npu-smi"),
             idle_threshold_pct=dict(type="float", default=DEFAULT_IDLE_THRESHOLD_PCT),
         ),
+        mutually_exclusive=[("count", "device_ids")],
         supports_check_mode=True,
     )
     params = module.params
@@ -250,7 +270,9 @@ def main():
         module.fail_json(msg="owner %r is not a valid deployment name: use lower-case letters, "
                              "digits, '-' and '_', starting with a letter or digit (it is "
                              "also the compose project name)" % owner)
-    if params["state"] == "present":
+    if params["device_ids"] is not None and params["state"] != "present":
+        module.fail_json(msg="device_ids gives chips to %s: it goes with state=present, not state=absent" % owner)
+    if params["state"] == "present" and params["device_ids"] is None:
         if params["count"] is None:
             module.fail_json(msg="count is required with state=present: how many NPU chips "
                                  "the deployment needs (1, 2, 4, 8 or 16)")
@@ -275,6 +297,9 @@ def main():
             if params["state"] == "absent":
                 after.pop(owner, None)
                 ids = []
+            elif params["device_ids"] is not None:
+                ids = give_back(owner, params["device_ids"], before)
+                after[owner] = ids
             else:
                 ids, family = _decide(module, before)
                 result["family"] = family
@@ -283,6 +308,8 @@ def main():
             if changed and not module.check_mode:
                 ledger_io.write(path, after)
     except ledger_io.LedgerError as exc:
+        module.fail_json(msg=str(exc))
+    except NpuAssignError as exc:
         module.fail_json(msg=str(exc))
     except (IOError, OSError) as exc:
         module.fail_json(msg="cannot lock or write the NPU ledger %s: %s (run with become, or "

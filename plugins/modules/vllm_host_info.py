@@ -120,7 +120,8 @@ port_holders:
 deployments:
   description:
     - With O(read_state), deployment name to C(compose) (the file's text, null when missing),
-      C(compose_mode), C(env_sha256), C(env_mode), C(last_good_mode), C(image_id) (null when the image is
+      C(compose_mode), C(env_sha256), C(env_mode), C(last_good_mode), C(last_good_compose) (the text of
+      C(last-good/compose.yaml), null when missing), C(image_id) (null when the image is
       not on the host), C(image_error) (why C(docker image inspect) failed, other than an absent image),
       C(containers) (C(service), C(status), C(config_hash), C(image_label), C(image_id)),
       C(config_hashes) (service to compose's hash of the file on disk), C(config_hash_error) (why compose
@@ -277,6 +278,11 @@ def compose_config_hash(module, docker, compose_path, project, text):
                                "-f", "-", "config", "--hash", "*"], data=resolved, binary_data=True)
 
 
+def _read_or_none(path):
+    """A file's text, None when it is missing."""
+    return read_text(path) if os.path.isfile(path) else None
+
+
 def read_state(module, p, planned, ledger, raw, jobs):
     """vllm_host_info's RV(deployments): what the rollout of each planned deployment compares."""
     npu_smi, image_jobs, hash_jobs, composes = jobs
@@ -310,6 +316,7 @@ def read_state(module, p, planned, ledger, raw, jobs):
         out[name] = {
             "compose": compose, "compose_mode": _mode(compose_path), "env_sha256": env_sha, "env_mode": _mode(env_path),
             "last_good_mode": _mode(os.path.join(pdir, "last-good")) if os.path.isdir(os.path.join(pdir, "last-good")) else None,
+            "last_good_compose": _read_or_none(os.path.join(pdir, "last-good", "compose.yaml")),
             "image_id": image_ids.get(image), "image_error": image_errors.get(image),
             "containers": project_containers(raw, name), "config_hashes": hashes, "config_hash_error": hash_error,
             "cards": ids, "cards_changed": changed, "cards_error": error,

@@ -33,7 +33,7 @@ attributes:
     description:
       - A second run with the same O(state) writes nothing and reports no change - without
         O(keep_previous), which copies C(last-good/) over C(previous/) each time (the role sets it
-        only when the compose file has just changed).
+        only when the live compose file is not last-known-good).
 options:
   path:
     description: The deployment's project directory (C(<vllm_compose_project_root>/<name>)), holding the live C(compose.yaml).

@@ -24,6 +24,7 @@ QWEN = {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "image": "quay.io/ascend/vl
 
 def state(**changes):
     base = {"compose": COMPOSE, "compose_mode": "0644", "env_sha256": None, "env_mode": None, "last_good_mode": "0755",
+            "last_good_compose": COMPOSE,
             "image_id": IMAGE_ID, "containers": project_containers(INSPECT, "qwen"), "config_hashes": config_hashes(HASHES),
             "cards": [4, 5], "cards_changed": False, "cards_error": None}
     base.update(changes)
@@ -141,3 +142,17 @@ def test_a_deployment_not_read_is_a_change():
     assert out["unchanged"] is False and out["deployments"][0]["reasons"] == ["not read on the host"]
     assert host_reasons(state(containers=project_containers(INSPECT, "chat")), "other")[0] == (
         "containers: service vllm-ascend, not other")
+
+
+def test_a_live_config_no_gate_passed_on_is_never_unchanged():
+    # A run rendered and recreated (v0.18.0rc1-broken: the rendered file and the container agree),
+    # then was stopped in its gate: last-good/ still holds the file of v0.17.0rc1. Everything but
+    # last-known-good says "nothing to do"; the verdict sends the deployment through the rollout.
+    stopped = COMPOSE.replace("v0.17.0rc1-openeuler", "v0.18.0rc1-broken-openeuler")
+    assert stopped != COMPOSE
+    out = verdict(state(compose=stopped), rendered=stopped)
+    assert out["unchanged"] is False and out["kept"] == [] and out["results"] == []
+    reasons = out["deployments"][0]["reasons"]
+    assert "gate: the live compose.yaml is not last-known-good (no gate passed on it: a run stopped before its gate, or skipped it)" in reasons
+    # A first deployment stopped before its first record has no last-good/compose.yaml at all.
+    assert verdict(state(last_good_compose=None))["unchanged"] is False

@@ -30,6 +30,13 @@ def ledger(tmp_path):
         return json.load(handle)
 
 
+def give_back_args(tmp_path, **kw):
+    """args() without count: device_ids and count are mutually exclusive."""
+    out = args(tmp_path, **kw)
+    out.pop("count")
+    return out
+
+
 def write_ledger(tmp_path, assignments):
     (tmp_path / "l.json").write_text(json.dumps({"version": 1, "assignments": assignments}))
 
@@ -218,3 +225,31 @@ def test_done_when_adhoc_command(tmp_path):
     assert len(first["device_ids"]) == 2 and set(first["device_ids"]) <= {4, 5, 6, 7}
     assert status2 == "SUCCESS" and second["changed"] is False
     assert second["device_ids"] == first["device_ids"]
+
+
+def test_device_ids_give_the_restored_version_its_chips_back(run_module, tmp_path):
+    # A rollout gave q chips 6,7; the rollback restores the version that ran on 4,5: the ledger
+    # must say 4,5 again, or another deployment could later be given chips in use.
+    write_ledger(tmp_path, {"q": [6, 7], "other": [0]})
+    failed, result = run_module(npu_assign.main, give_back_args(tmp_path, device_ids=[5, 4]))
+    assert not failed and result["changed"] is True
+    assert result["device_ids"] == [4, 5] and result["previous_device_ids"] == [6, 7]
+    assert ledger(tmp_path)["assignments"] == {"q": [4, 5], "other": [0]}
+    failed, result = run_module(npu_assign.main, give_back_args(tmp_path, device_ids=[4, 5]))
+    assert not failed and result["changed"] is False
+
+
+def test_device_ids_held_by_another_owner_are_refused(run_module, tmp_path):
+    write_ledger(tmp_path, {"q": [6, 7], "other": [4]})
+    failed, result = run_module(npu_assign.main, give_back_args(tmp_path, device_ids=[4, 5]))
+    assert failed
+    assert result["msg"] == ("cannot give /dev/davinci4, /dev/davinci5 back to q: /dev/davinci4 (held by other). "
+                             "To fix: release the other deployment's chips (state=absent) or roll back to a version on free chips")
+    assert ledger(tmp_path)["assignments"] == {"q": [6, 7], "other": [4]}
+
+
+def test_device_ids_with_count_or_absent_are_refused(run_module, tmp_path):
+    failed, result = run_module(npu_assign.main, args(tmp_path, device_ids=[4]))
+    assert failed and "mutually exclusive" in result["msg"]
+    failed, result = run_module(npu_assign.main, give_back_args(tmp_path, state="absent", device_ids=[4]))
+    assert failed and "goes with state=present" in result["msg"]

@@ -27,6 +27,7 @@ def _host(tmp_path, monkeypatch):
     os.chmod(tmp_path / "opt" / "qwen" / "last-good", 0o755)
     (tmp_path / "opt" / "qwen" / "compose.yaml").write_text(COMPOSE)
     os.chmod(tmp_path / "opt" / "qwen" / "compose.yaml", 0o644)
+    (tmp_path / "opt" / "qwen" / "last-good" / "compose.yaml").write_text(COMPOSE)
     (tmp_path / "proc").mkdir()
     return {"host": "afbench-fast2-01", "planned": PLANNED, "names": ["qwen", "chat"], "project_root": str(tmp_path / "opt"),
             "ledger_path": str(tmp_path / "ledger.json"), "proc_root": str(tmp_path / "proc"), "read_state": True,
@@ -47,6 +48,7 @@ def test_read_state_of_a_deployed_host(run_module, tmp_path, monkeypatch):
     assert (chat["cards"], chat["cards_changed"]) == ([6], False)
     # chat's project directory is gone: its compose file is missing, compose is not asked.
     assert chat["compose"] is None and chat["config_hashes"] == {} and chat["last_good_mode"] is None
+    assert qwen["last_good_compose"] == COMPOSE and chat["last_good_compose"] is None
     verdict = judge(PLANNED, [], [], result["deployments"], {"qwen": COMPOSE, "chat": ""}, None, "vllm-ascend")
     assert [(d["name"], d["unchanged"]) for d in verdict["deployments"]] == [("qwen", True), ("chat", False)]
     assert verdict["unchanged"] is False
@@ -60,6 +62,7 @@ def test_a_compose_file_with_env_file_is_hashed_as_up_labels_it(run_module, tmp_
     monkeypatch.setenv("FAKE_DOCKER_IMAGE", IMAGE)
     compose = (FIX / "compose-qwen-env-file.txt").read_text()
     (tmp_path / "opt" / "qwen" / "compose.yaml").write_text(compose)
+    (tmp_path / "opt" / "qwen" / "last-good" / "compose.yaml").write_text(compose)
     (tmp_path / "opt" / "qwen" / "vllm.env").write_text("VLLM_API_KEY=sim-key-3b9f\n")
     os.chmod(tmp_path / "opt" / "qwen" / "vllm.env", 0o600)
     args["planned"] = PLANNED[:1]
