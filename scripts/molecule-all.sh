@@ -21,7 +21,7 @@ read -r -a alone <<<"${ASCENDFLEET_MOLECULE_ALONE:-vllm_compose_health_gate flee
 # durations of a full CI run with three at a time (s): image_pull 1001, multinode_deploy 790,
 # rollout 432, npu_verify_faults 279, prefetch_fanout 274, bad_inputs 272, fabric_preflight 265,
 # prefetch_errors 261, prefetch_resume 195, vllm_compose_deploy 153, fleet_status 146, sim_host 95.
-read -r -d "" -a longest <<<"${ASCENDFLEET_MOLECULE_LONGEST:-vllm_compose_image_pull pytest-fleet multinode_deploy vllm_compose_rollout
+read -r -d "" -a longest <<<"${ASCENDFLEET_MOLECULE_LONGEST:-vllm_compose_image_pull pytest-fleet vllm_compose_interrupted multinode_deploy vllm_compose_rollout
   npu_verify_faults prefetch_fanout bad_inputs multinode_fabric_preflight prefetch_errors prefetch_resume
   vllm_compose_deploy fleet_status sim_host}" || true
 if [ "${1:-}" = "-s" ]; then

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Fault injection for the vllm_compose rollout (test infrastructure, never shipped; stdlib only,
+imports nothing of the collection).
+
+On one simulated host (a molecule instance, its deployment qwen deployed and healthy), each case
+starts a roll-forward with ``ansible-playbook`` and stops it at one state boundary - SIGINT to the
+playbook's process group, as Ctrl-C does, when the task named by the banner starts (optionally a
+few seconds into it), or the host lost (its container stopped, then started again) - then re-runs
+the same roll-forward to its end and checks what an operator relies on:
+
+- the re-run ends healthy on the new version (recorded as last-known-good), or, for a
+  never-healthy tag, rolled back, gated and healthy on last-known-good, and fails the host;
+- a re-run that reports ``unchanged`` only does so for a live compose file equal to
+  last-known-good whose container answers /health;
+- the NPU ledger's cards for qwen are the cards its container runs on, and
+  last-good/state.json names the image that runs (when the re-run passed).
+
+Every run is bounded in time (``--run-timeout``); the whole is bounded by the number of cases.
+Exit status 0 when every case holds; each case prints one line, a failure its evidence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+PROJECT = "qwen"
+CONTAINER = "qwen-vllm-ascend-1"
+GOOD, OTHER, BROKEN = "v0.17.0rc1", "v0.18.0rc1", "v0.18.0rc1-broken"
+
+GATE = "Wait until the deployment's own container answers on port 8000"
+# (name, (banner of the task at which the run is stopped, its occurrence, seconds into it), fault,
+# tag to roll to). The restore's gate is the run's second gate task.
+CASES = [
+    ("after cards", ("Ensure the project directory exists for qwen", 1, 0), "sigint", OTHER),
+    ("after render", ("Ensure the compose project is up for qwen", 1, 0), "sigint", GOOD),
+    ("after up", (GATE, 1, 0), "sigint", OTHER),
+    ("mid-gate", (GATE, 1, 3), "sigint", GOOD),
+    ("after record", ("Report qwen", 1, 0), "sigint", OTHER),
+    ("mid-restore", (GATE, 2, 2), "sigint", BROKEN),
+    ("host lost mid-gate", (GATE, 1, 3), "host", GOOD),
+    # The never-healthy tag stopped in its gate: its re-run finds nothing to render or start anew.
+    ("mid-gate never-healthy", (GATE, 1, 3), "sigint", BROKEN),
+]
+
+
+def sh(argv, timeout=60):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
+def on_host(host, *argv):
+    return sh(["docker", "exec", host] + list(argv))
+
+
+def host_state(host):
+    """What runs on the host: the container's image, cards and health, the ledger's cards, the
+    live and last-known-good compose files and the last-known-good state."""
+    out = {}
+    inspect = on_host(host, "docker", "inspect", "--format",
+                      "{{.Config.Image}}|{{.State.Status}}|{{json .HostConfig.Devices}}", CONTAINER)
+    if inspect.returncode == 0:
+        image, status, devices = inspect.stdout.strip().split("|", 2)
+        out["image"], out["status"] = image, status
+        out["cards"] = sorted(int(d["PathOnHost"][len("/dev/davinci"):]) for d in json.loads(devices)
+                              if d["PathOnHost"][len("/dev/davinci"):].isdigit())
+    ledger = on_host(host, "cat", "/var/lib/ascendfleet/npu-assignments.json")
+    out["ledger"] = json.loads(ledger.stdout).get("assignments", {}).get(PROJECT) if ledger.returncode == 0 else None
+    out["live"] = on_host(host, "cat", "/opt/ascendfleet/qwen/compose.yaml").stdout
+    out["last_good"] = on_host(host, "cat", "/opt/ascendfleet/qwen/last-good/compose.yaml").stdout
+    state = on_host(host, "cat", "/opt/ascendfleet/qwen/last-good/state.json")
+    out["lkg_image"] = json.loads(state.stdout).get("image") if state.returncode == 0 else None
+    health = on_host(host, "python3", "-c",
+                     "import urllib.request as u\ntry:\n print(u.urlopen('http://127.0.0.1:8000/health', timeout=5).status)\n"
+                     "except Exception as e:\n print(getattr(e, 'code', 0))")
+    out["healthy"] = health.stdout.strip() == "200"
+    return out
+
+
+def playbook(args, tag, stop=None, kind=None):
+    """Run the roll-forward to ``tag``; with ``stop`` ((banner, occurrence, delay)) and ``kind``
+    (sigint, host) stop it there. Returns (rc, output, stopped)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    cmd = [beside if os.path.exists(beside) else "ansible-playbook", "-i", args.inventory, args.playbook, "-e", "vllm_compose_image_version=" + tag]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines, stopped, seen = [], threading.Event(), [0]
+
+    def fault(delay, kind):
+        time.sleep(delay)
+        if kind == "sigint":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            # The host is lost: its container stops under the run (and comes back for the re-run).
+            sh(["docker", "stop", "-t", "2", args.host], timeout=60)
+        stopped.set()
+
+    timer = threading.Timer(args.run_timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+    timer.start()
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            # A role's task banner: "TASK [ascendfleet.llm.vllm_compose : <name>] ***".
+            if stop and line.startswith("TASK [") and (stop[0] + "]") in line:
+                seen[0] += 1
+                if seen[0] == stop[1]:
+                    threading.Thread(target=fault, args=(stop[2], kind), daemon=True).start()
+        proc.wait()
+    finally:
+        timer.cancel()
+    if stop and kind == "host":
+        stopped.wait(60)
+        sh(["docker", "start", args.host], timeout=60)
+        wait_for_host(args.host)
+    return proc.returncode, "".join(lines), stopped.is_set()
+
+
+def wait_for_host(host, seconds=120):
+    end = time.time() + seconds
+    while time.time() < end:
+        if on_host(host, "docker", "info").returncode == 0:
+            return
+        time.sleep(2)
+    raise SystemExit("%s: its Docker Engine did not come back within %d s" % (host, seconds))
+
+
+def recap_status(output):
+    """qwen's status as the run reports it (faults/rollout.yml prints "qwen status: <status>"), or ""."""
+    found = ""
+    for line in output.splitlines():
+        if "qwen status: " in line:
+            found = line.split("qwen status: ", 1)[1].strip().strip("'\"")
+    return found
+
+
+def judge(tag, rc, output, st, prefix):
+    """The problems of one re-run's outcome, [] when it holds."""
+    problems = []
+    if st.get("ledger") != st.get("cards"):
+        problems.append("ledger cards %s, container runs on %s" % (st.get("ledger"), st.get("cards")))
+    if not st.get("healthy"):
+        problems.append("the endpoint does not answer /health 200")
+    if st.get("live") != st.get("last_good"):
+        problems.append("the live compose file is not last-known-good after the re-run")
+    if tag == BROKEN:
+        if rc == 0 or "Rolled back to last-known-good" not in output:
+            problems.append("the never-healthy tag was not failed and rolled back (rc %d)" % rc)
+        if BROKEN in (st.get("image") or ""):
+            problems.append("the never-healthy tag still runs")
+    else:
+        if rc != 0:
+            problems.append("the re-run failed (rc %d)" % rc)
+        if prefix + tag not in (st.get("image") or "") or prefix + tag not in (st.get("lkg_image") or ""):
+            problems.append("runs %s, last-known-good %s, not %s" % (st.get("image"), st.get("lkg_image"), tag))
+    return problems
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inventory", required=True)
+    parser.add_argument("--playbook", required=True)
+    parser.add_argument("--host", required=True, help="the molecule instance (container) name")
+    parser.add_argument("--run-timeout", type=int, default=400)
+    parser.add_argument("--only", action="append", help="run only the case(s) of this name")
+    args = parser.parse_args(argv)
+    failures = 0
+    tag = last = None
+    for name, stop, kind, tag in CASES:
+        if args.only and name not in args.only:
+            continue
+        banner, dummy, delay = stop
+        start = time.time()
+        last = last if tag == BROKEN else tag
+        rc1, out1, stopped = playbook(args, tag, stop, kind)
+        if not stopped:
+            print("FAIL %s: the run never reached [%s] (rc %d)\n%s" % (name, banner, rc1, out1[-4000:]))
+            failures += 1
+            continue
+        rc, out, dummy = playbook(args, tag)
+        st = host_state(args.host)
+        problems = judge(tag, rc, out, st, "quay.io/ascend/vllm-ascend:")
+        summary = recap_status(out)
+        if summary == "unchanged" and (st.get("live") != st.get("last_good") or not st.get("healthy")):
+            problems.append("reported unchanged on a config that is not a healthy last-known-good")
+        if problems:
+            failures += 1
+            print("FAIL %s (%s at [%s] +%ds, then re-run to %s): %s\nstate: %s\n--- re-run output (end) ---\n%s"
+                  % (name, kind, banner, delay, tag, "; ".join(problems),
+                     json.dumps({k: v for k, v in st.items() if k not in ("live", "last_good")}), out[-6000:]))
+        else:
+            print("ok   %s (%s at [%s] +%ds, then re-run to %s: %s, %s on %s) in %ds"
+                  % (name, kind, banner, delay, tag, summary or "rc %d" % rc, st.get("image"), st.get("cards"),
+                     time.time() - start))
+        sys.stdout.flush()
+    if last is not None and not args.only:
+        # Idempotent at the end: a last run to the last tag that passed its gate changes nothing.
+        rc, out, dummy = playbook(args, last)
+        if rc != 0 or recap_status(out) != "unchanged" or " changed=0 " not in out:
+            failures += 1
+            print("FAIL a last run to %s was not a no-op (rc %d, status %r)\n%s" % (last, rc, recap_status(out), out[-4000:]))
+        else:
+            print("ok   a last run to %s changes nothing" % last)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
