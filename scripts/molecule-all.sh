@@ -40,7 +40,18 @@ fi
 # Everything the simulated fleet needs is built (or taken from the cache) once, up front.
 tests/sim/assets.sh
 logs=$(mktemp -d /tmp/molecule-all.XXXXXX)
-trap 'rm -rf "$logs"' EXIT
+# Scenarios run side by side share the fleet network: none removes it in its destroy (another
+# may have just created it and not yet started its hosts on it); this script removes it at its
+# end when it is one of the sim's and nothing uses it.
+export ASCENDFLEET_SIM_KEEP_NETWORK=1
+sim_network=${ASCENDFLEET_SIM_NETWORK:-ascendfleet-sim}
+remove_network() {
+  if docker network inspect -f '{{json .Labels}}' "$sim_network" 2>/dev/null | grep -qE '"ascendfleet-sim\.(fleet|molecule)"' \
+     && [ "$(docker network inspect -f '{{len .Containers}}' "$sim_network")" = 0 ]; then
+    docker network rm "$sim_network" >/dev/null 2>&1 || true
+  fi
+}
+trap 'rm -rf "$logs"; remove_network' EXIT
 
 run_one() {
   local s=$1 start=$SECONDS rc=0

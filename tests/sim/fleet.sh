@@ -241,8 +241,12 @@ cmd_down() {
     fi
   done
   # The network may have been created by fleet.sh or by a molecule scenario (same name);
-  # whoever finds it unused last removes it.
-  if docker network inspect -f '{{json .Labels}}' "$network" 2>/dev/null | grep -qE '"ascendfleet-sim\.(fleet|molecule)"'; then
+  # whoever finds it unused last removes it - but under scripts/molecule-all.sh
+  # (ASCENDFLEET_SIM_KEEP_NETWORK=1), which removes it once at its end: a scenario being created
+  # beside this one may have made it and not yet started its hosts on it.
+  if [ "${ASCENDFLEET_SIM_KEEP_NETWORK:-0}" = 1 ]; then
+    say "network $network kept (ASCENDFLEET_SIM_KEEP_NETWORK=1)"
+  elif docker network inspect -f '{{json .Labels}}' "$network" 2>/dev/null | grep -qE '"ascendfleet-sim\.(fleet|molecule)"'; then
     if [ "$(docker network inspect -f '{{len .Containers}}' "$network")" = 0 ] && docker network rm "$network" >/dev/null 2>&1; then
       say "removed network $network"
     else
