@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -34,6 +35,8 @@ PROJECT = "qwen"
 CONTAINER = "qwen-vllm-ascend-1"
 GOOD, OTHER, BROKEN = "v0.17.0rc1", "v0.18.0rc1", "v0.18.0rc1-broken"
 
+LOCK = "/opt/ascendfleet/.locks/qwen.lock"
+TOOK_OVER = "took over the rollout lock of a run that has ended"
 GATE = "Wait until the deployment's own container answers on port 8000"
 # (name, (banner of the task at which the run is stopped, its occurrence, seconds into it), fault,
 # tag to roll to). The restore's gate is the run's second gate task.
@@ -79,15 +82,22 @@ def host_state(host):
                      "import urllib.request as u\ntry:\n print(u.urlopen('http://127.0.0.1:8000/health', timeout=5).status)\n"
                      "except Exception as e:\n print(getattr(e, 'code', 0))")
     out["healthy"] = health.stdout.strip() == "200"
+    lock = on_host(host, "cat", LOCK)
+    out["lock"] = lock.stdout.strip() if lock.returncode == 0 else None
     return out
+
+
+def command(args, tag, *extra):
+    """The ansible-playbook command line of a roll-forward to ``tag``."""
+    beside = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    return ([beside if os.path.exists(beside) else "ansible-playbook", "-i", args.inventory, args.playbook,
+             "-e", "vllm_compose_image_version=" + tag] + list(extra))
 
 
 def playbook(args, tag, stop=None, kind=None):
     """Run the roll-forward to ``tag``; with ``stop`` ((banner, occurrence, delay)) and ``kind``
     (sigint, host) stop it there. Returns (rc, output, stopped)."""
-    beside = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    cmd = [beside if os.path.exists(beside) else "ansible-playbook", "-i", args.inventory, args.playbook, "-e", "vllm_compose_image_version=" + tag]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(command(args, tag), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     lines, stopped, seen = [], threading.Event(), [0]
 
     def fault(delay, kind):
@@ -146,6 +156,8 @@ def judge(tag, rc, output, st, prefix):
         problems.append("the endpoint does not answer /health 200")
     if st.get("live") != st.get("last_good"):
         problems.append("the live compose file is not last-known-good after the re-run")
+    if st.get("lock"):
+        problems.append("the rollout lock is still held after the re-run: %s" % st.get("lock"))
     if tag == BROKEN:
         if rc == 0 or "Rolled back to last-known-good" not in output:
             problems.append("the never-healthy tag was not failed and rolled back (rc %d)" % rc)
@@ -157,6 +169,59 @@ def judge(tag, rc, output, st, prefix):
         if prefix + tag not in (st.get("image") or "") or prefix + tag not in (st.get("lkg_image") or ""):
             problems.append("runs %s, last-known-good %s, not %s" % (st.get("image"), st.get("lkg_image"), tag))
     return problems
+
+
+def two_runs(args, tag):
+    """Two runs change qwen at once: run A rolls to ``tag`` and is frozen (SIGSTOP to its process
+    group) right after it took the rollout lock; run B, to the same tag with a short lock wait,
+    must fail naming A (control node, pid) and change nothing on the host; A, resumed, must end
+    deployed and healthy, and give the lock up. Returns the number of failures (0 or 1)."""
+    start = time.time()
+    proc = subprocess.Popen(command(args, tag), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    timer = threading.Timer(args.run_timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+    timer.start()
+    lines, problems, frozen, b = [], [], False, None
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if not frozen and line.startswith("TASK [") and "Assign NPU cards to qwen]" in line:
+                frozen = True
+                os.killpg(proc.pid, signal.SIGSTOP)
+                try:
+                    before = host_state(args.host)
+                    b = subprocess.run(command(args, tag, "-e", "vllm_compose_lock_timeout=4"), capture_output=True,
+                                       text=True, timeout=args.run_timeout)
+                    after = host_state(args.host)
+                finally:
+                    os.killpg(proc.pid, signal.SIGCONT)
+                held = "is being changed by another run: control node %s, pid %d" % (socket.gethostname(), proc.pid)
+                said = b.stdout + b.stderr  # the failure goes to stderr
+                if b.returncode == 0 or held not in said or "nothing of the deployment was changed" not in said:
+                    problems.append("run B was not refused naming run A (%r) (rc %d)" % (held, b.returncode))
+                for key in ("image", "cards", "ledger", "live", "last_good"):
+                    if before.get(key) != after.get(key):
+                        problems.append("run B changed %s on the host while A held the lock" % key)
+        proc.wait()
+    finally:
+        timer.cancel()
+    out = "".join(lines)
+    st = host_state(args.host)
+    if not frozen:
+        problems.append("run A never reached [Assign NPU cards to qwen] (rc %d)" % proc.returncode)
+    else:
+        problems += judge(tag, proc.returncode, out, st, "quay.io/ascend/vllm-ascend:")
+        if recap_status(out) != "deployed":
+            problems.append("run A ended %r, not deployed" % recap_status(out))
+    if problems:
+        print("FAIL two runs at once (to %s): %s\nstate: %s\n--- run A (end) ---\n%s\n--- run B (end) ---\n%s"
+              % (tag, "; ".join(problems), json.dumps({k: v for k, v in st.items() if k not in ("live", "last_good")}),
+                 out[-4000:], ((b.stdout + b.stderr)[-4000:] if b else "")))
+        return 1
+    print("ok   two runs at once (A frozen holding the lock, B refused naming A and changing nothing; A resumed: "
+          "deployed, %s on %s) in %ds" % (st.get("image"), st.get("cards"), time.time() - start))
+    sys.stdout.flush()
+    return 0
 
 
 def main(argv=None):
@@ -180,9 +245,13 @@ def main(argv=None):
             print("FAIL %s: the run never reached [%s] (rc %d)\n%s" % (name, banner, rc1, out1[-4000:]))
             failures += 1
             continue
+        # What the stopped run left in the lock: a run gone with the lock held, taken over by the re-run.
+        left = on_host(args.host, "cat", LOCK).stdout.strip()
         rc, out, dummy = playbook(args, tag)
         st = host_state(args.host)
         problems = judge(tag, rc, out, st, "quay.io/ascend/vllm-ascend:")
+        if left and TOOK_OVER not in out:
+            problems.append("the re-run did not take over the lock the stopped run left (%s)" % left)
         summary = recap_status(out)
         if summary == "unchanged" and (st.get("live") != st.get("last_good") or not st.get("healthy")):
             problems.append("reported unchanged on a config that is not a healthy last-known-good")
@@ -196,6 +265,10 @@ def main(argv=None):
                   % (name, kind, banner, delay, tag, summary or "rc %d" % rc, st.get("image"), st.get("cards"),
                      time.time() - start))
         sys.stdout.flush()
+    if not args.only or "two runs at once" in args.only:
+        # To the tag that does not run now (the converge deployed GOOD).
+        last = GOOD if last == OTHER else OTHER
+        failures += two_runs(args, last)
     if last is not None and not args.only:
         # Idempotent at the end: a last run to the last tag that passed its gate changes nothing.
         rc, out, dummy = playbook(args, last)

@@ -99,6 +99,28 @@ def test_plan_refuses_a_host_whose_groups_disagree(tmp_path):
     assert "host npu-b02 is in mapped groups npu_910b, npu_a3" in result.stderr
 
 
+def test_plan_asks_a_multi_node_deployment_on_its_head_only_and_simulates_every_member(tmp_path):
+    inv = copy_example(tmp_path)
+    # A two-node deployment on the A3 pair, beside each group's own deployments.
+    (inv / "group_vars" / "npu_a3" / "multinode.yml").write_text(
+        "---\nascendfleet_deployments:\n"
+        "  - {name: big, model: Qwen/Qwen3.5-27B, preset: qwen3.5-27b, port: 8010, members: [npu-c01, npu-c02]}\n")
+    result, _work = plan(tmp_path, inv)
+    assert result.returncode == 2
+    assert "deployment big spans npu-c01, npu-c02, but npu-c02 is not simulated" in result.stderr
+    assert "give its group sample: all" in result.stderr
+    mapping = inv / "ascendfleet-sim.yml"
+    mapping.write_text(mapping.read_text().replace("busy: [0, 1], driver: 25.2.1}\n    sample: 1",
+                                                   "busy: [0, 1], driver: 25.2.1}\n    sample: all"))
+    result, work = plan(tmp_path, inv)
+    assert result.returncode == 0, result.stderr
+    hosts = {h["real"]: h for h in json.loads((work / "plan.json").read_text())["hosts"]}
+    assert sorted(hosts) == ["npu-b01", "npu-c01", "npu-c02"]
+    assert [(d["name"], d["api"]) for d in hosts["npu-c01"]["deployments"]] == [("big", True)]
+    assert [(d["name"], d["api"]) for d in hosts["npu-c02"]["deployments"]] == [("big", False)]
+    assert all(d["api"] for d in hosts["npu-b01"]["deployments"])
+
+
 # ---------------------------------------------------------------- end to end, with Docker
 
 def _sim_ready():

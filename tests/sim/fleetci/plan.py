@@ -41,6 +41,8 @@ SERVICE_VARS = (
     ("vllm_compose_image_archive_dir", "{cache}/images"),
     ("ascendfleet_report_dir", "{work}/reports"),
 )
+# A deployment's list of hosts it spans (docs/multi-node.md); the first one is the head.
+MEMBERS_KEY = "members"
 # The group every product playbook targets.
 FLEET_GROUP = "ascend_servers"
 # What the mapping file's hardware may say; chips/busy/driver are the four facts.
@@ -304,9 +306,16 @@ def plan(args):
                 merged = dict(defaults, **dep)
                 if merged.get("state", "present") == "absent":
                     continue
+                members = merged.get(MEMBERS_KEY)
+                if isinstance(members, list) and host not in members:
+                    continue  # a multi-node deployment of other hosts
                 present.append({"name": merged.get("name"), "model": merged.get("model"),
                                 "revision": str(merged.get("revision") or "master"),
-                                "port": merged.get("port", 8000)})
+                                "port": merged.get("port", 8000),
+                                # A multi-node deployment serves its API from its head (the first
+                                # member) only; the other members run headless ranks.
+                                "api": not isinstance(members, list) or members[0] == host,
+                                "members": members if isinstance(members, list) else None})
             sims.append({
                 "real": host, "sim": "%s-%s" % (args.prefix, sanitise(host)), "mapping": label,
                 "stands_for": [host] + (rest if index == 0 else []), "profile": pname, "how": how,
@@ -314,6 +323,17 @@ def plan(args):
                 "image_version": str(hostvars.get(host, {}).get(IMAGE_VERSION_VAR, "")),
                 "image_os": str(hostvars.get(host, {}).get(IMAGE_OS_VAR, "openeuler")),
             })
+
+    # A multi-node deployment runs only with every member in the run: each must be simulated.
+    simulated = {sim["real"] for sim in sims}
+    for sim in sims:
+        for dep in sim["deployments"]:
+            missing = [m for m in dep["members"] or [] if m not in simulated]
+            if missing:
+                raise PlanError("deployment %s spans %s, but %s %s not simulated (the mapping file %s samples one "
+                                "host per entry). Fix: map each member under hosts:, or give its group sample: all"
+                                % (dep["name"], ", ".join(dep["members"]), ", ".join(missing),
+                                   "is" if len(missing) == 1 else "are", mapping_path))
 
     # The hub serves every present deployment's model at its revisions.
     models_map = mapping.get("models") or {}
