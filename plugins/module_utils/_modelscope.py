@@ -28,6 +28,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     model_dir as _layout_model_dir,
     safe_relpath,
 )
+from ansible_collections.ascendfleet.llm.plugins.module_utils._http import request
 
 # ModelScope owners and names: letters, digits, '-', '_', '.'; no leading dot or dash.
 MODEL_ID_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]{0,99})/([A-Za-z0-9][A-Za-z0-9_.-]{0,199})$")
@@ -330,26 +331,26 @@ class HubClient:
             opener = build_opener()
         self.opener = opener
 
-    def _get(self, path):
-        from urllib.error import HTTPError, URLError
+    def _open(self, url, data, headers, timeout, method):
         from urllib.request import Request
+        return self.opener.open(Request(url, data=data, headers=headers, method=method), timeout=timeout)
+
+    def _get(self, path):
+        """(status, body text) of an HTTP answer; HubError when none came back (``_http.request``)."""
         headers = {"Accept": "application/json", "User-Agent": "ascendfleet.llm model_fetch"}
         if self.token:
             # The hub's legacy API authenticates with the access token as session cookie.
             headers["Cookie"] = "m_session_id=%s" % self.token
-        req = Request(self.endpoint + path, headers=headers)
-        try:
-            resp = self.opener.open(req, timeout=self.timeout)
-            try:
-                return resp.getcode(), resp.read().decode("utf-8", "replace")
-            finally:
-                resp.close()
-        except HTTPError as exc:
-            return exc.code, exc.read().decode("utf-8", "replace")
-        except (URLError, OSError, socket.timeout) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise HubError("hub %s is unreachable (%s); check model_prefetch_endpoint and the "
-                           "host's route/proxy to it" % (self.endpoint, reason), "unreachable")
+        answer = request(self.endpoint + path, self.timeout, headers=headers, opener=self._open)
+        if answer.error is None:
+            return answer.status, answer.body
+        if answer.answered:
+            # Something answers at the endpoint, but not as an HTTP server would: not the hub.
+            raise HubError("hub %s: %s; model_prefetch_endpoint must be the ModelScope hub's URL (or a "
+                           "mirror speaking its API), not another service" % (self.endpoint, answer.error),
+                           "protocol")
+        raise HubError("hub %s is unreachable (%s); check model_prefetch_endpoint and the "
+                       "host's route/proxy to it" % (self.endpoint, answer.error), "unreachable")
 
     def list_files(self, model, revision):
         """(commit, files) of ``model`` at ``revision``; raises HubError naming the problem."""

@@ -300,10 +300,15 @@ def smoke_request(kind, served_model_name):
     return body
 
 
-def smoke_problem(kind, status, body):
-    # type: (str, Optional[int], str) -> Optional[str]
-    """Why the ``kind`` smoke test's answer (HTTP status, body text) fails, or None."""
+def smoke_problem(kind, status, body, error=None):
+    # type: (str, Optional[int], str, Optional[str]) -> Optional[str]
+    """Why the ``kind`` smoke test's answer (HTTP status, body text) fails, or None.
+
+    ``error``: why no complete HTTP answer came back (``_http.Answer.error``), if so.
+    """
     what = "the chat completion" if kind == "chat" else "the %s tool call" % SMOKE_TOOL_NAME
+    if error:
+        return "smoke test: %s got no HTTP answer: %s" % (what, error)
     excerpt = (body or "").strip().replace("\n", " ")[:300]
     if status != 200:
         return "smoke test: %s answered %s%s" % (what, status if status is not None else "nothing",

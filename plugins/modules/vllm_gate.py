@@ -173,8 +173,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._http import json_body, request
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import (
     HOST_ARGS,
     container_problem,
@@ -195,22 +195,17 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_status impor
 SERVICE_LABEL = "com.docker.compose.service"
 
 
+def _open(url, data, headers, timeout, method):
+    return open_url(url, data=data, headers=headers, timeout=timeout, validate_certs=False,
+                    follow_redirects="none", use_proxy=False, method=method)
+
+
 def _get(url, headers, timeout, data=None):
-    """(status or None, body); a POST of ``data`` (JSON) when given."""
-    try:
-        if data is not None:
-            headers = dict(headers, **{"Content-Type": "application/json"})
-            data = json.dumps(data)
-        response = open_url(url, data=data, headers=headers, timeout=timeout, validate_certs=False,
-                            follow_redirects="none", use_proxy=False, method="POST" if data is not None else "GET")
-        return response.getcode(), response.read().decode("utf-8", "replace")
-    except HTTPError as exc:
-        try:
-            return exc.code, exc.read().decode("utf-8", "replace")
-        except (OSError, ValueError, AttributeError):
-            return exc.code, ""
-    except (URLError, OSError, ValueError):
-        return None, ""
+    """The Answer of a GET, or of a POST of ``data`` (JSON) when given; never raises (``_http.request``)."""
+    if data is not None:
+        headers = dict(headers, **{"Content-Type": "application/json"})
+        data = json.dumps(data).encode("utf-8")
+    return request(url, timeout, headers=headers, data=data, opener=_open)
 
 
 class Gate(object):
@@ -285,9 +280,9 @@ class Gate(object):
         p = self.p
         kinds = (["chat"] + (["tool"] if p["smoke_tool_call"] else [])) if p["smoke_test"] else []
         for kind in kinds:
-            status, body = _get(base + "/v1/chat/completions", headers, p["smoke_timeout"],
-                                data=smoke_request(kind, p["served_model_name"]))
-            problem = smoke_problem(kind, status, body)
+            answer = _get(base + "/v1/chat/completions", headers, p["smoke_timeout"],
+                          data=smoke_request(kind, p["served_model_name"]))
+            problem = smoke_problem(kind, answer.status, answer.body, answer.error)
             if problem:
                 self.fail(problem)
             self.smoke.append(kind)
@@ -307,30 +302,30 @@ class Gate(object):
                 self.fail(problem)
             if baseline is None:
                 baseline = dict(self.container)
-            status, dummy = _get(base + "/health", {}, p["request_timeout"])
-            if status is not None:
-                # Something answers on the port: it must be this deployment's container.
+            health = _get(base + "/health", {}, p["request_timeout"])
+            if health.answered:
+                # Something answers on the port (HTTP or not): it must be this deployment's container.
                 problem = holder_problem(p["port"], self.holders_of_port(), self.container.get("full_id"), p["project"])
                 if problem:
-                    self.fail(problem)
-            if status == 200:
-                code, body = _get(base + "/v1/models", headers, p["request_timeout"])
-                try:
-                    models = json.loads(body) if code == 200 else None
-                except ValueError:
-                    models = None
-                problem = models_problem(p["port"], models, p["served_model_name"], p["model_root"] or None)
-                if problem is None:
-                    # Still the same container, running, not restarted: the answer was its own.
-                    self.container = self.read_container()
-                    problem = container_problem(self.container, baseline, p["fresh"])
-                    if problem:
-                        self.fail(problem)
-                    self.smoke_tests(base, headers)
-                    self.module.exit_json(**self.result())
-                last = problem if code == 200 else "/v1/models answered %s" % (code if code is not None else "nothing")
+                    self.fail(problem + ("; /health: %s" % health.error if health.error else ""))
+            if health.ok:
+                answer = _get(base + "/v1/models", headers, p["request_timeout"])
+                if answer.error or answer.status != 200:
+                    last = "/v1/models: %s" % (answer.error or "answered HTTP %d" % answer.status)
+                else:
+                    models, problem = json_body(answer)
+                    problem = problem or models_problem(p["port"], models, p["served_model_name"], p["model_root"] or None)
+                    if problem is None:
+                        # Still the same container, running, not restarted: the answer was its own.
+                        self.container = self.read_container()
+                        problem = container_problem(self.container, baseline, p["fresh"])
+                        if problem:
+                            self.fail(problem)
+                        self.smoke_tests(base, headers)
+                        self.module.exit_json(**self.result())
+                    last = problem
             else:
-                last = "/health answered %s" % (status if status is not None else "nothing (connection refused)")
+                last = "/health: %s" % (health.error or "answered HTTP %d" % health.status)
             now = time.monotonic()
             if now >= deadline:
                 self.fail("not healthy within %d s: %s" % (p["timeout"], last))

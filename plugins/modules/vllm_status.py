@@ -155,9 +155,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_npu_smi, find_tool, run_tool
+from ansible_collections.ascendfleet.llm.plugins.module_utils._http import request
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_containers
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_ledger import DEFAULT_PATH as DEFAULT_LEDGER, LedgerError, read as read_ledger
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import NpuSmiParseError, detect_family, parse_info
@@ -220,17 +220,20 @@ def read_containers(module, problems, now):
         return {}
 
 
+def _open(url, data, headers, timeout, method):
+    return open_url(url, data=data, headers=headers, timeout=timeout, validate_certs=False, follow_redirects="none",
+                    use_proxy=False, method=method)
+
+
 def _get(url, headers, timeout):
-    """(status, body text, error text)."""
-    try:
-        response = open_url(url, headers=headers, timeout=timeout, validate_certs=False, follow_redirects="none",
-                            use_proxy=False)
-        return response.getcode(), response.read().decode("utf-8", "replace"), None
-    except HTTPError as exc:
-        return exc.code, "", "HTTP %d" % exc.code
-    except (URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return None, "", "no answer (%s)" % reason
+    """(status, body text, error text); never raises (``_http.request``): a port that answers
+    something else than HTTP, or breaks off, is an error naming the port and what came back."""
+    answer = request(url, timeout, headers=headers, opener=_open)
+    if answer.error:
+        return None, "", answer.error
+    if answer.status >= 300:
+        return answer.status, "", "HTTP %d" % answer.status
+    return answer.status, answer.body, None
 
 
 def probe(port, headers, timeout):

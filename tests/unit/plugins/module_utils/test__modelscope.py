@@ -8,11 +8,14 @@ import json
 import subprocess
 import sys
 import textwrap
+from urllib.request import ProxyHandler, build_opener
 
 import pytest
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _modelscope as ms
+
+from .raw_tcp import close_at_once, garbage, routes, short_body
 
 SHA_A = "a" * 64
 SHA_B = "b" * 64
@@ -111,6 +114,64 @@ def test_filter_files():
 def test_hub_errors(status, body, token, kind, text):
     err = ms.hub_error_for("Qwen/X", "v9", "http://h", status, body, token)
     assert (err.kind, str(err)) == (kind, text)
+
+
+# -- the hub client against what can answer at the endpoint --------------------------------
+FILES_PATH = "/api/v1/models/Qwen/Qwen3-0.6B/repo/files"
+
+
+def hub_client(server):
+    # No proxy from the environment: the server is on loopback.
+    return ms.HubClient("http://127.0.0.1:%d" % server.port, timeout=3, opener=build_opener(ProxyHandler({})))
+
+
+def list_error(server):
+    with pytest.raises(ms.HubError) as err:
+        hub_client(server).list_files("Qwen/Qwen3-0.6B", "master")
+    return err.value.kind, str(err.value)
+
+
+def test_hub_client_reads_the_file_list(raw_server):
+    server = raw_server(routes({FILES_PATH + "?Revision=master&Recursive=True":
+                                ("200 OK", json.dumps(hub_body([entry("config.json", 10)])))}))
+    assert hub_client(server).list_files("Qwen/Qwen3-0.6B", "master") == (
+        COMMIT, [{"path": "config.json", "size": 10, "sha256": SHA_A}])
+
+
+def test_hub_endpoint_that_is_not_http(raw_server):
+    server = raw_server(garbage())
+    assert list_error(server) == ("protocol", (
+        "hub http://127.0.0.1:%d: 127.0.0.1 port %d answers, but not HTTP: BadStatusLine "
+        "'SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13.5' to GET %s; model_prefetch_endpoint must be the ModelScope "
+        "hub's URL (or a mirror speaking its API), not another service" % (server.port, server.port, FILES_PATH)))
+
+
+def test_hub_file_list_cut_short(raw_server):
+    server = raw_server(short_body(length=100000))
+    kind, text = list_error(server)
+    assert kind == "protocol"
+    assert ("127.0.0.1 port %d answered HTTP 200 to GET %s, but closed the connection after 22 of 100000 bytes "
+            "of the body (IncompleteRead)" % (server.port, FILES_PATH)) in text
+
+
+def test_hub_error_answer_cut_short_is_still_its_status(raw_server):
+    server = raw_server(short_body("404 Not Found", '{"Code":10010205001,"Mess', length=500))
+    assert list_error(server) == ("not_found", "Qwen/Qwen3-0.6B: model not found on the hub http://127.0.0.1:%d "
+                                               "(HTTP 404); check the Owner/Name spelling" % server.port)
+
+
+def test_hub_closing_without_an_answer_is_unreachable(raw_server):
+    server = raw_server(close_at_once)
+    assert list_error(server) == ("unreachable", (
+        "hub http://127.0.0.1:%d is unreachable (127.0.0.1 port %d accepted the connection and closed it without "
+        "an answer to GET %s (not an HTTP server, or one that is going down)); check model_prefetch_endpoint and "
+        "the host's route/proxy to it" % (server.port, server.port, FILES_PATH)))
+
+
+def test_hub_answering_html(raw_server):
+    server = raw_server(routes({}, default=("200 OK", "<html>captive portal</html>", "text/html")))
+    assert list_error(server) == ("protocol", "Qwen/Qwen3-0.6B@master: the hub http://127.0.0.1:%d answered "
+                                              "non-JSON: <html>captive portal</html>" % server.port)
 
 
 # -- space -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.ascendfleet.llm.plugins.modules import vllm_gate, vllm_host_info
 
+from ..module_utils.raw_tcp import close_at_once, garbage, routes, short_body
 from .conftest import HERE
 
 FAKE_DOCKER = os.path.join(HERE, "fixtures", "fake-docker-gate")
@@ -209,7 +210,8 @@ def test_timeout_names_the_last_answer(run_module, docker, tmp_path):
     docker(running())
     failed, result = run_module(vllm_gate.main, gate_args(59999, proc_tree(tmp_path, 1, 1, "0" * 64), timeout=2))
     assert failed
-    assert result["reason"] == "not healthy within 2 s: /health answered nothing (connection refused)"
+    assert result["reason"] == ("not healthy within 2 s: /health: nothing listens on 127.0.0.1 port 59999 "
+                                "(connection refused)")
 
 
 def test_wrong_model_root_keeps_waiting_then_names_it(run_module, docker, tmp_path, vllm, monkeypatch):
@@ -295,3 +297,87 @@ def test_a_failed_chat_fails_the_gate_with_vllms_answer(run_module, docker, tmp_
     assert failed and result["smoke"] == []
     assert result["reason"] == ('smoke test: the chat completion answered 500: '
                                 '{"object": "error", "message": "EngineCore died", "code": 500}')
+
+
+# -- a port that does not speak HTTP (issue 28): the gate's outcome, never a traceback ------------------------
+
+BANNER = "'SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13.5'"
+
+
+def test_an_sshd_on_the_port_fails_naming_it_and_what_it_answered(run_module, docker, tmp_path, raw_server):
+    # (a) a host sshd holds the planned port: found at the first answer, not after the timeout.
+    server = raw_server(garbage())
+    d = docker(running())
+    proc = proc_tree(tmp_path, server.port, 911, "0" * 64)
+    (proc / "911" / "cgroup").write_text("0::/system.slice/ssh.service\n")
+    (proc / "911" / "cmdline").write_bytes(b"sshd: /usr/sbin/sshd -D [listener] 0 of 10-100 startups\0")
+    failed, result = run_module(vllm_gate.main, gate_args(server.port, proc, timeout=60))
+    assert failed
+    assert result["reason"] == (
+        "port %d is answered by pid 911 (sshd: /usr/sbin/sshd -D [listener] 0 of 10-100 startups), not by deployment "
+        "qwen's container (%s); /health: 127.0.0.1 port %d answers, but not HTTP: BadStatusLine %s to GET /health"
+        % (server.port, running()[0]["Id"][:12], server.port, BANNER))
+    assert looks(d) == 1
+
+
+def test_its_own_container_answering_garbage_is_not_healthy(run_module, docker, tmp_path, raw_server):
+    server = raw_server(garbage())
+    base = running()
+    docker(base, holders=OWN % base[0]["Id"])
+    proc = proc_tree(tmp_path, server.port, 4242, base[0]["Id"])
+    failed, result = run_module(vllm_gate.main, gate_args(server.port, proc, timeout=2))
+    assert failed
+    assert result["reason"] == ("not healthy within 2 s: /health: 127.0.0.1 port %d answers, but not HTTP: "
+                                "BadStatusLine %s to GET /health" % (server.port, BANNER))
+
+
+def test_a_health_answer_cut_short_is_not_healthy(run_module, docker, tmp_path, raw_server):
+    # (b) a valid status line, a Content-Length larger than the body, then close.
+    server = raw_server(short_body(body="ok", length=64))
+    base = running()
+    docker(base, holders=OWN % base[0]["Id"])
+    proc = proc_tree(tmp_path, server.port, 4242, base[0]["Id"])
+    failed, result = run_module(vllm_gate.main, gate_args(server.port, proc, timeout=2))
+    assert failed
+    assert result["reason"] == ("not healthy within 2 s: /health: 127.0.0.1 port %d answered HTTP 200 to GET /health, "
+                                "but closed the connection after 2 of 64 bytes of the body (IncompleteRead)"
+                                % server.port)
+
+
+def test_a_port_that_closes_without_an_answer_keeps_the_gate_waiting(run_module, docker, tmp_path, raw_server):
+    # (c) accept and close: no byte came back, so nothing is asked of the port's holders (nobody is seen here).
+    server = raw_server(close_at_once)
+    docker(running())
+    failed, result = run_module(vllm_gate.main, gate_args(server.port, proc_tree(tmp_path, 1, 1, "0" * 64), timeout=2))
+    assert failed
+    assert result["reason"] == ("not healthy within 2 s: /health: 127.0.0.1 port %d accepted the connection and "
+                                "closed it without an answer to GET /health (not an HTTP server, or one that is "
+                                "going down)" % server.port)
+    assert len(server.requests) >= 2  # asked again at each look until the timeout
+
+
+def test_models_answer_that_is_not_json_is_not_healthy(run_module, docker, tmp_path, raw_server):
+    # (d) /health answers 200, /v1/models a 200 that is not JSON.
+    server = raw_server(routes({"/health": ("200 OK", ""),
+                                "/v1/models": ("200 OK", "<html>Welcome to nginx!</html>", "text/html")}))
+    base = running()
+    docker(base, holders=OWN % base[0]["Id"])
+    proc = proc_tree(tmp_path, server.port, 4242, base[0]["Id"])
+    failed, result = run_module(vllm_gate.main, gate_args(server.port, proc, timeout=2))
+    assert failed
+    assert result["reason"] == ("not healthy within 2 s: 127.0.0.1 port %d answered HTTP 200 to GET /v1/models, but "
+                                "not JSON: '<html>Welcome to nginx!</html>'" % server.port)
+
+
+def test_a_smoke_test_answer_cut_short_fails_the_gate(run_module, docker, tmp_path, raw_server):
+    models = json.dumps({"object": "list", "data": [{"id": SERVED, "root": ROOT}]})
+    server = raw_server(routes({"/health": ("200 OK", ""), "/v1/models": ("200 OK", models),
+                                "/v1/chat/completions": short_body(body='{"id": "chatcmpl-9f2c", "cho', length=900)}))
+    base = running()
+    docker(base, holders=OWN % base[0]["Id"])
+    proc = proc_tree(tmp_path, server.port, 4242, base[0]["Id"])
+    failed, result = run_module(vllm_gate.main, gate_args(server.port, proc, smoke_test=True))
+    assert failed and result["smoke"] == []
+    assert result["reason"] == ("smoke test: the chat completion got no HTTP answer: 127.0.0.1 port %d answered HTTP "
+                                "200 to POST /v1/chat/completions, but closed the connection after 28 of 900 bytes of "
+                                "the body (IncompleteRead)" % server.port)

@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.ascendfleet.llm.plugins.modules import vllm_status
 
+from ..module_utils.raw_tcp import close_at_once, garbage, routes, short_body
 from .conftest import FAKE_NPU_SMI, HERE
 
 FAKE_DOCKER = os.path.join(HERE, "fixtures", "fake-docker-status")
@@ -150,7 +151,8 @@ def test_endpoint_down_and_problems_are_reported_not_fatal(run_module, monkeypat
     failed, result = run_module(vllm_status.main, _args(host))
     assert not failed
     probe = result["deployments"][0]["probe"]
-    assert probe["health_status"] is None and probe["health_error"].startswith("no answer")
+    assert probe["health_status"] is None and probe["health_error"] == (
+        "nothing listens on 127.0.0.1 port 9 (connection refused)")
     assert probe["models"] is None
     assert any(p.startswith("NPU ledger") and "is not valid JSON" in p for p in result["problems"])
     assert any(p.startswith("uptime:") for p in result["problems"])
@@ -175,3 +177,50 @@ def test_running_project_missing_from_the_inventory_is_listed(run_module, monkey
     assert dep["name"] == PROJECT and dep["in_inventory"] is False
     assert dep["model"] == "Qwen/Qwen3.5-27B" and dep["revision"] == "master"   # from the container's label
     assert result["models"] == {}
+
+
+# -- a port that does not speak HTTP (issue 28): an outcome in the probe, never a traceback -------------------
+
+NOT_HTTP = [
+    # (a) bytes that are not HTTP (an sshd on the planned port)
+    (garbage(), "127.0.0.1 port {port} answers, but not HTTP: BadStatusLine "
+                "'SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13.5' to GET /health"),
+    # (b) a valid status line, a Content-Length larger than the body, then close
+    (short_body(body="ok", length=64), "127.0.0.1 port {port} answered HTTP 200 to GET /health, but closed the "
+                                       "connection after 2 of 64 bytes of the body (IncompleteRead)"),
+    # (c) accept, read the request, close
+    (close_at_once, "127.0.0.1 port {port} accepted the connection and closed it without an answer to GET /health "
+                    "(not an HTTP server, or one that is going down)"),
+]
+
+
+@pytest.mark.parametrize("reply, expected", NOT_HTTP, ids=["garbage", "incomplete-read", "closed"])
+def test_a_port_that_does_not_speak_http_is_a_probe_error(run_module, monkeypatch, host, raw_server, reply, expected):
+    server = raw_server(reply)
+    monkeypatch.setenv("FAKE_DOCKER_PORT", str(server.port))
+    failed, result = run_module(vllm_status.main, _args(host))
+    assert not failed, result.get("msg")
+    probe = result["deployments"][0]["probe"]
+    assert probe["port"] == server.port
+    assert probe["health_status"] is None
+    assert probe["health_error"] == expected.format(port=server.port)
+    assert probe["models"] is None and probe["metrics"] == {}
+    assert [path for dummy, path, dummy in server.requests] == ["/health"]  # nothing more is asked of it
+
+
+def test_healthy_but_models_not_json_and_metrics_cut_short(run_module, monkeypatch, host, raw_server):
+    # (d) /health answers 200, /v1/models a 200 that is not JSON; /metrics breaks off mid-body.
+    server = raw_server(routes({"/health": ("200 OK", ""),
+                                "/v1/models": ("200 OK", "<html>Welcome to nginx!</html>", "text/html"),
+                                "/metrics": short_body(body="# HELP vllm:num_requests_running", length=9000)}))
+    monkeypatch.setenv("FAKE_DOCKER_PORT", str(server.port))
+    failed, result = run_module(vllm_status.main, _args(host))
+    assert not failed, result.get("msg")
+    probe = result["deployments"][0]["probe"]
+    assert probe["health_status"] == 200 and probe["health_error"] is None
+    assert probe["models"] is None
+    assert probe["models_error"] == ("/v1/models did not answer JSON (Expecting value: line 1 column 1 (char 0)): "
+                                     "'<html>Welcome to nginx!</html>'")
+    assert probe["metrics"] == {}
+    assert probe["metrics_error"] == ("127.0.0.1 port %d answered HTTP 200 to GET /metrics, but closed the connection "
+                                      "after 32 of 9000 bytes of the body (IncompleteRead)" % server.port)
