@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 
-_RC = re.compile(r"^rc(\d+)$", re.IGNORECASE)
-_BUILD = re.compile(r"^b(\d+)$", re.IGNORECASE)
-_SPC = re.compile(r"^spc(\d+)$", re.IGNORECASE)
-_ALPHA = re.compile(r"^(alpha|beta|t)(\d*)$", re.IGNORECASE)
-_VLLM = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:(rc|a|b|dev)(\d+))?(?:\.post(\d+))?$", re.IGNORECASE)
+# Matched with re.fullmatch (a token "rc2\n" is not rc2).
+_RC = re.compile(r"rc(\d+)", re.IGNORECASE | re.ASCII)
+_BUILD = re.compile(r"b(\d+)", re.IGNORECASE | re.ASCII)
+_SPC = re.compile(r"spc(\d+)", re.IGNORECASE | re.ASCII)
+_ALPHA = re.compile(r"(alpha|beta|t)(\d*)", re.IGNORECASE | re.ASCII)
+_VLLM = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:(rc|a|b|dev)(\d+))?(?:\.post(\d+))?", re.IGNORECASE | re.ASCII)
 
 # Stage of a release line, lowest first.
 _STAGE_PRE = 0    # alpha / beta / Tn test builds
@@ -57,8 +58,8 @@ def ascend_version_key(version):
         if token.isdigit():
             numbers.append(int(token))
             continue
-        rc = _RC.match(token)
-        alpha = _ALPHA.match(token)
+        rc = _RC.fullmatch(token)
+        alpha = _ALPHA.fullmatch(token)
         if index == 0 and rc:
             stage = _STAGE_RC
             numbers.append(int(rc.group(1)))
@@ -67,7 +68,7 @@ def ascend_version_key(version):
             stage = _STAGE_PRE
             numbers.append(int(alpha.group(2) or 0))
             continue
-        b = _BUILD.match(token) or _SPC.match(token)
+        b = _BUILD.fullmatch(token) or _SPC.fullmatch(token)
         if b and index == len(rest) - 1:
             build = int(b.group(1))
             continue
@@ -107,7 +108,7 @@ def vllm_ascend_version_key(version):
     if not isinstance(version, str):
         raise VersionError("not a vllm-ascend version: %r" % (version,))
     text = version.strip().split("-", 1)[0]
-    m = _VLLM.match(text)
+    m = _VLLM.fullmatch(text)
     if not m:
         raise VersionError(
             "%r is not a vllm-ascend version (expected e.g. v0.17.0rc1 or v0.11.0)" % version

@@ -21,6 +21,9 @@ Every role, module and playbook reads these facts from here (YAML through the fi
   (:func:`model_dir`, :func:`state_paths`, :func:`build_marker`, :func:`dumps_manifest`).
 * :func:`planned_models`: the unique models the present deployments of a host need.
 * :func:`model_completeness`: THE answer to "is this model complete in the cache".
+* The identifiers users give (:func:`is_deployment_name`, :func:`model_id_parts`, :func:`is_digest`):
+  THE rules every check of a deployment name, a model id or an image digest uses, matched
+  against the whole string (``re.fullmatch``; ``$`` also matches before a trailing newline).
 """
 
 from __future__ import annotations
@@ -49,7 +52,44 @@ RELEASES = (
 FAMILY_VARIANT = {"910B": "", "A3": "-a3", "310P": "-310p"}
 # The values ascendfleet_image_variant takes: auto (from the chip family) or a tag suffix.
 VARIANT_CHOICES = ("auto", "", "-a3", "-310p")
-DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+# --------------------------------------------------------------------------- identifiers
+
+# The identifiers a user gives. Each rule is matched with re.fullmatch against the whole string:
+# ``^...$`` with re.match also accepts a trailing newline ("x\n"), which then reaches a file name,
+# the NPU ledger or a compose file.
+# An image digest: sha256:<64 lower-case hex digits>.
+DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
+# A deployment name: the compose project name, the NPU ledger's owner, /opt/ascendfleet/<name>/.
+DEPLOYMENT_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+DEPLOYMENT_NAME_FORM = ("lower-case letters, digits, '-' and '_', starting with a letter or digit "
+                        "(it is the compose project name)")
+# A ModelScope model id Owner/Name: it is a directory <cache>/models/<Owner>/<Name> on the host.
+# Each part starts with an ASCII letter or digit and holds letters, digits, '-', '_', '.'; so no
+# part is empty, '.' or '..', and there is exactly one '/' and no whitespace; no '..' anywhere.
+MODEL_ID_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,99})/([A-Za-z0-9][A-Za-z0-9_.-]{0,199})")
+MODEL_ID_RULE = "letters, digits, '-', '_', '.'; each part starting with a letter or digit, no '..'; exactly one '/'"
+MODEL_ID_FORM = "'Owner/Name' as on modelscope.cn (%s), e.g. 'Qwen/Qwen3.5-27B'" % MODEL_ID_RULE
+
+
+def is_deployment_name(name):
+    """Whether ``name`` is a valid deployment name (the whole string, see DEPLOYMENT_NAME_RE)."""
+    return isinstance(name, str) and DEPLOYMENT_NAME_RE.fullmatch(name) is not None
+
+
+def model_id_parts(model):
+    """``(owner, name)`` of a valid model id ``Owner/Name``, else None. THE model-id rule: the
+    planner, the prefetch and every module that reads the cache call it."""
+    match = MODEL_ID_RE.fullmatch(model) if isinstance(model, str) else None
+    if match is None or ".." in model:
+        return None
+    return match.group(1), match.group(2)
+
+
+def is_digest(digest):
+    """Whether ``digest`` is ``sha256:<64 lower-case hex digits>`` (the whole string)."""
+    return isinstance(digest, str) and DIGEST_RE.fullmatch(digest) is not None
+
 
 # --------------------------------------------------------------------------- host and container paths
 
@@ -144,7 +184,7 @@ def image_ref(settings=None, family=None, deployment=None):
                              variant, "-openeuler" if os_flavour == "openeuler" else "")
     digest = s.get("digest")
     if digest:
-        if not DIGEST_RE.match(digest):
+        if not is_digest(digest):
             raise FactError("image digest %r is not sha256:<64 hex digits>" % digest)
         ref = "%s@%s" % (ref.split("@", 1)[0], digest)
     mirror = s.get("mirror")
@@ -153,7 +193,7 @@ def image_ref(settings=None, family=None, deployment=None):
     return ref
 
 
-TAG_VERSION_RE = re.compile(r"^(v\d+\.\d+\.\d+(?:(?:rc|\.post)\d+)?)(?:-|$)")
+TAG_VERSION_RE = re.compile(r"(v\d+\.\d+\.\d+(?:(?:rc|\.post)\d+)?)(?:-|\Z)", re.ASCII)
 
 
 def release_of(image):
@@ -173,11 +213,11 @@ def image_variant_of(ref):
     if ":" not in tag.rsplit("/", 1)[-1]:
         return None
     tag = tag.rsplit(":", 1)[1]
-    if re.search(r"-a3(-|$)", tag):
+    if re.search(r"-a3(-|\Z)", tag):
         return "A3"
-    if re.search(r"-310p(-|$)", tag):
+    if re.search(r"-310p(-|\Z)", tag):
         return "310P"
-    if re.match(r"^v?\d", tag):
+    if re.match(r"v?[0-9]", tag):
         return "910B"
     return None
 

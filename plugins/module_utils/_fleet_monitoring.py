@@ -40,9 +40,10 @@ VLLM_DEFAULT_PORT = 8000
 # MindCluster NPU Exporter's default port.
 NPU_EXPORTER_DEFAULT_PORT = 8082
 
-# Prometheus duration: 1d2h30m, 90s, 500ms ...
-_DURATION_RE = re.compile(r"^(?:\d+y)?(?:\d+w)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?(?:\d+ms)?$")
-_LABEL_VALUE_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+# Prometheus duration: 1d2h30m, 90s, 500ms ... Both rules match the whole value (re.fullmatch:
+# "5m\n" or "fleet\n" would otherwise pass and reach the rule file and PromQL).
+_DURATION_RE = re.compile(r"(?:\d+y)?(?:\d+w)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?(?:\d+ms)?", re.ASCII)
+_LABEL_VALUE_RE = re.compile(r"[A-Za-z0-9_.:-]+")
 
 # Alert thresholds: name -> (kind, default). Kinds: duration, ratio (0 < x <= 1),
 # positive (x > 0), count (x >= 0), quantile (0 < x < 1).
@@ -203,7 +204,7 @@ def thresholds(values=None):
         fix = "fleet_monitoring_%s: %r " % (name, value)
         if kind == "duration":
             value = str(value)
-            if not value or value == "0" or not _DURATION_RE.match(value):
+            if not value or value == "0" or not _DURATION_RE.fullmatch(value):
                 raise MonitoringError(fix + "is not a Prometheus duration. Fix: write it like 90s, 5m or 1h")
         else:
             try:
@@ -236,7 +237,7 @@ def rule_groups(values=None, vllm_job=VLLM_JOB, npu_exporter_job=NPU_EXPORTER_JO
     """Prometheus rule file content (``{"groups": [...]}``): recording rules, then alerts."""
     t = thresholds(values)
     for what, job in (("fleet_monitoring_vllm_job", vllm_job), ("fleet_monitoring_npu_exporter_job", npu_exporter_job)):
-        if not job or not _LABEL_VALUE_RE.match(str(job)):
+        if not job or not _LABEL_VALUE_RE.fullmatch(str(job)):
             raise MonitoringError("%s: %r is not a usable job name. Fix: letters, digits, _ . : -" % (what, job))
     v = 'job="%s"' % vllm_job
     n = 'job="%s"' % npu_exporter_job
@@ -355,7 +356,7 @@ def prometheus_config(sd_dir, rules_path, scrape_interval="15s", evaluation_inte
     # type: (str, str, str, str, Optional[Sequence[str]], str, str, Optional[Mapping[str, str]]) -> Dict[str, Any]
     """A complete prometheus.yml scraping the discovery files of :func:`file_sd`."""
     for what, value in (("scrape interval", scrape_interval), ("evaluation interval", evaluation_interval)):
-        if not _DURATION_RE.match(str(value)) or str(value) in ("", "0"):
+        if not _DURATION_RE.fullmatch(str(value)) or str(value) in ("", "0"):
             raise MonitoringError("%s %r is not a Prometheus duration. Fix: write it like 15s or 1m" % (what, value))
     sd_dir = str(sd_dir).rstrip("/")
     config = {

@@ -11,6 +11,11 @@ Types, elements and choices come from the roles' meta/argument_specs.yml (passed
 below. ``check()`` returns one message per bad input::
 
     <host>: <variable>: <problem>. Fix: <fix>
+
+Every pattern here is matched against the whole value (``re.fullmatch``): ``re.match`` with
+``^...$`` also accepts a value with a trailing newline, which then reaches a path, a ledger or a
+compose file. The identifiers several modules check (digest, deployment name, model id) are
+``_facts``' rules.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,11 +24,38 @@ __metaclass__ = type
 
 import re
 
-PERCENT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
-DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+from urllib.parse import urlsplit
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import is_digest
+
+# serial as a percentage, as ansible-core reads it (helpers.pct_to_int: the value ends with '%' and
+# int() of the rest): "25%", " 25 %"; not "12.5%" nor "25%\n" (ansible-core fails on both).
+PERCENT_RE = re.compile(r"\s*(\d+)\s*%", re.ASCII)
 # A release, optionally with a build suffix a site (or the sim) adds to its tags: v0.18.0rc1-broken.
-VERSION_RE = re.compile(r"^v?\d+\.\d+(\.\d+)?([.-]?(rc|post|alpha|beta|a|b)\.?\d+)*(-[A-Za-z0-9][A-Za-z0-9_.]*)*$", re.IGNORECASE)
-URL_RE = re.compile(r"^https?://[^\s/]+", re.IGNORECASE)
+VERSION_RE = re.compile(r"v?\d+\.\d+(\.\d+)?([.-]?(rc|post|alpha|beta|a|b)\.?\d+)*(-[A-Za-z0-9][A-Za-z0-9_.]*)*",
+                        re.IGNORECASE | re.ASCII)
+# An http(s) URL: scheme, a non-empty authority, then an optional path/query/fragment; no
+# whitespace or control character anywhere (the value reaches command lines and environments).
+URL_RE = re.compile(r"https?://[^\s\x00-\x1f\x7f/?#]+(?:[/?#][^\s\x00-\x1f\x7f]*)?", re.IGNORECASE)
+SIZE_RE = re.compile(r"\d+(\.\d+)?[bkmgBKMG]?", re.ASCII)
+INT_RE = re.compile(r"\s*[-+]?\d+\s*", re.ASCII)
+# A line break, tab or other control character: never part of a path or a name.
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def is_version(value):
+    """Whether ``value`` (the whole string) is a version such as v0.18.0rc1, 24.0.0 or v0.18.0rc1-site."""
+    return isinstance(value, str) and VERSION_RE.fullmatch(value) is not None
+
+
+def is_url(value):
+    """Whether ``value`` (the whole string) is an http(s) URL with a host and no whitespace."""
+    if not isinstance(value, str) or URL_RE.fullmatch(value) is None:
+        return False
+    try:
+        return bool(urlsplit(value).hostname)
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return False
 
 
 def message(host, variable, problem, fix):
@@ -102,7 +134,7 @@ def _as_int(value):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*[-+]?\d+\s*", value):
+    if isinstance(value, str) and INT_RE.fullmatch(value):
         return int(value)
     return None
 
@@ -198,22 +230,31 @@ def _check_rule(host, name, raw, value, rule):
         if not isinstance(value, str) or not value.startswith("/") or "{{" in value:
             return [message(host, name, "%r is not an absolute path" % (raw,),
                             fix or "give an absolute path starting with /, e.g. /var/lib/ascendfleet/modelscope")]
+        if CONTROL_RE.search(value):
+            return [message(host, name, "%r holds a line break or another control character" % (raw,),
+                            fix or "give the absolute path on one line without control characters, "
+                                   "e.g. /var/lib/ascendfleet/modelscope")]
     elif kind == "digest":
-        if not DIGEST_RE.match(str(value)):
+        if not is_digest(str(value)):
             return [message(host, name, "%r is not an image digest" % (raw,),
                             fix or "give sha256:<64 lower-case hex digits> (docker image inspect --format '{{.RepoDigests}}'), "
                                    "or leave it empty")]
     elif kind == "version":
-        if not VERSION_RE.match(str(value)):
+        if not is_version(str(value)):
             return [message(host, name, "%r is not a version" % (raw,), fix or "give a version such as v0.18.0rc1 or 24.0.0")]
     elif kind == "url":
-        if not URL_RE.match(str(value)):
-            return [message(host, name, "%r is not an http(s) URL" % (raw,), fix or "give a URL such as https://host/path, or leave it empty")]
+        if not is_url(str(value)):
+            return [message(host, name, "%r is not an http(s) URL" % (raw,),
+                            fix or "give a URL such as https://host/path (http or https, a host, no spaces or line "
+                                   "breaks), or leave it empty")]
     elif kind == "nonempty":
         if str(value).strip() == "":
             return [message(host, name, "is empty", fix or "give a value")]
+        if CONTROL_RE.search(str(value)):
+            return [message(host, name, "%r holds a line break or another control character" % (raw,),
+                            fix or "give the value on one line without control characters")]
     elif kind == "size":
-        if not re.fullmatch(r"\d+(\.\d+)?[bkmgBKMG]?", str(value).strip()):
+        if not SIZE_RE.fullmatch(str(value)):
             return [message(host, name, "%r is not a size" % (raw,), fix or "give a size such as 1g, 512m or 16g")]
     elif kind == "percent_or_count":
         return _check_serial(host, name, raw)
@@ -225,7 +266,7 @@ def _check_serial(host, name, value):
     items = value if isinstance(value, list) and value else [value]
     for item in items:
         count = _as_int(item)
-        percent = PERCENT_RE.match(item) if isinstance(item, str) else None
+        percent = PERCENT_RE.fullmatch(item) if isinstance(item, str) else None
         if count is not None and count >= 1:
             continue
         if percent and 0 < float(percent.group(1)) <= 100:
@@ -236,7 +277,8 @@ def _check_serial(host, name, value):
 
 
 # A role variable whose default is the shared inventory input: "{{ ascendfleet_x | default(...) }}".
-SHARED_DEFAULT_RE = re.compile(r"^\s*\{\{\s*(ascendfleet_[a-z0-9_]+)\s*(\||\}\})")
+# A prefix match on purpose (the rest of the template is the fallback).
+SHARED_DEFAULT_RE = re.compile(r"\s*\{\{\s*(ascendfleet_[a-z0-9_]+)\s*(\||\}\})")
 
 
 def shared_inputs(options):

@@ -24,16 +24,16 @@ import time
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     MANIFEST_FORMAT,
+    MODEL_ID_FORM,
     ModelCacheError,
     model_dir as _layout_model_dir,
+    model_id_parts,
     safe_relpath,
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._http import request
 
-# ModelScope owners and names: letters, digits, '-', '_', '.'; no leading dot or dash.
-MODEL_ID_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]{0,99})/([A-Za-z0-9][A-Za-z0-9_.-]{0,199})$")
-# Branches, tags and 40-hex commit ids; no whitespace, no '..', no leading '-'.
-REVISION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./+-]{0,199}$")
+# Branches, tags and 40-hex commit ids; no whitespace, no '..', no leading '-' (whole string).
+REVISION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,199}")
 
 
 class ModelPrefetchError(ModelCacheError):
@@ -55,17 +55,16 @@ class LockBusy(ModelPrefetchError):
 
 # -- ids ---------------------------------------------------------------------------------
 def validate_model_id(model):
-    """(owner, name) of ``Owner/Name``; raises ModelPrefetchError naming the fix."""
-    match = MODEL_ID_RE.match(model) if isinstance(model, str) else None
-    if not match or ".." in model:
-        raise ModelPrefetchError(
-            "malformed model id %r: expected 'Owner/Name' as on modelscope.cn (letters, digits, "
-            "'-', '_', '.'; exactly one '/'), e.g. 'Qwen/Qwen3.5-27B'" % (model,))
-    return match.group(1), match.group(2)
+    """(owner, name) of ``Owner/Name`` (the rule: ``_facts.model_id_parts``); raises
+    ModelPrefetchError naming the fix."""
+    parts = model_id_parts(model)
+    if parts is None:
+        raise ModelPrefetchError("malformed model id %r: expected %s" % (model, MODEL_ID_FORM))
+    return parts
 
 
 def validate_revision(revision):
-    if not isinstance(revision, str) or not REVISION_RE.match(revision) or ".." in revision:
+    if not isinstance(revision, str) or not REVISION_RE.fullmatch(revision) or ".." in revision:
         raise ModelPrefetchError(
             "malformed revision %r: expected a branch, tag or commit id such as 'master', "
             "'v1.0' or a 40-hex commit" % (revision,))
@@ -104,7 +103,7 @@ def parse_file_list(body, model, revision, endpoint="the hub"):
         except (KeyError, TypeError, ValueError):
             raise HubError("%s@%s: file entry without Path/Size: %.200s"
                            % (model, revision, json.dumps(entry)), "protocol")
-        if not re.match(r"^[0-9a-f]{64}$", sha):
+        if not re.fullmatch(r"[0-9a-f]{64}", sha):
             raise HubError("%s@%s: the hub lists no sha256 for %s; cannot verify it"
                            % (model, revision, path), "protocol")
         if size < 0:

@@ -21,14 +21,18 @@ import re
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
+    DEPLOYMENT_NAME_FORM,
     FAMILY_VARIANT,
+    MODEL_ID_RULE,
     FactError,
     container_model_path,
     fleet_fact,
     image_ref,
     image_variant_of,
+    is_deployment_name,
     model_completeness,
     model_dir,
+    model_id_parts,
     release_of,
 )
 
@@ -182,8 +186,6 @@ FLASHCOMM1 = "VLLM_ASCEND_ENABLE_FLASHCOMM1"
 # block dimension is derived from the per-rank head count.
 CAUSAL_CONV1D_MODELS = (re.compile(r"qwen3\.5", re.IGNORECASE), re.compile(r"qwen3-next", re.IGNORECASE))
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-MODEL_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 GMU_WARN = 0.95
 
 
@@ -442,10 +444,9 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                "give each deployment as a mapping with name and model"))
             continue
         name = raw.get("name")
-        if not isinstance(name, str) or not NAME_RE.match(name):
+        if not is_deployment_name(name):
             errors.append(_msg(host, label, "name", "%r is not a valid deployment name" % (name,),
-                               "use lower-case letters, digits, '-' and '_', starting with a letter or digit "
-                               "(it is the compose project name)"))
+                               "use " + DEPLOYMENT_NAME_FORM))
             continue
         if name in seen_names:
             errors.append(_msg(host, name, "name", "two deployments are named %s" % name, "give each deployment its own name"))
@@ -478,9 +479,9 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
             absent.append({"name": name, "model": dep.get("model")})
             continue
         model = dep.get("model")
-        if not isinstance(model, str) or not MODEL_RE.match(model):
+        if model_id_parts(model) is None:
             errors.append(_msg(host, name, "model", "%r is not a model id" % (model,),
-                               "give the ModelScope id as Owner/Name, e.g. Qwen/Qwen3.5-27B"))
+                               "give the ModelScope id as Owner/Name (%s), e.g. Qwen/Qwen3.5-27B" % MODEL_ID_RULE))
             continue
         before = len(errors)
         _check_numbers(dep, host, name, errors, warnings)

@@ -340,7 +340,7 @@ def device_ids(devices):
     ids = set()
     for device in devices or []:
         path = (device or {}).get("PathOnHost") or ""
-        match = re.match(r"^/dev/davinci(\d+)$", path)
+        match = re.fullmatch(r"/dev/davinci([0-9]+)", path)
         if match:
             ids.add(int(match.group(1)))
     return sorted(ids)

@@ -136,7 +136,7 @@ def parse_docker_time(text):
     """
     if not text or text.startswith("0001-01-01"):
         return None
-    match = re.match(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$", text.strip())
+    match = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", text.strip(), re.ASCII)
     if not match:
         raise StatusParseError("not a Docker timestamp: %r" % text)
     base = datetime.datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S")

@@ -123,7 +123,7 @@ def installed_version(venv):
     if not venv or not os.access(os.path.join(venv, "bin", "modelscope"), os.X_OK):
         return None
     for path in glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "modelscope-*.dist-info")):
-        match = re.match(r"^modelscope-([^-]+)\.dist-info$", os.path.basename(path))
+        match = re.fullmatch(r"modelscope-([^-]+)\.dist-info", os.path.basename(path))
         if match:
             return match.group(1)
     return None

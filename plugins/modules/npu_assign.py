@@ -188,7 +188,6 @@ unavailable:
 
 import contextlib
 import os
-import re
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -202,13 +201,12 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_assign import
     give_back,
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_owners
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import DEPLOYMENT_NAME_FORM, is_deployment_name
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, npu_smi_info, tool_runner
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
     DEFAULT_IDLE_THRESHOLD_PCT,
     detect_family,
 )
-
-OWNER_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
 def _decide(module, assignments):
@@ -266,10 +264,8 @@ def main():
     )
     params = module.params
     owner = params["owner"]
-    if not OWNER_RE.match(owner):
-        module.fail_json(msg="owner %r is not a valid deployment name: use lower-case letters, "
-                             "digits, '-' and '_', starting with a letter or digit (it is "
-                             "also the compose project name)" % owner)
+    if not is_deployment_name(owner):
+        module.fail_json(msg="owner %r is not a valid deployment name: use %s" % (owner, DEPLOYMENT_NAME_FORM))
     if params["device_ids"] is not None and params["state"] != "present":
         module.fail_json(msg="device_ids gives chips to %s: it goes with state=present, not state=absent" % owner)
     if params["state"] == "present" and params["device_ids"] is None:

@@ -278,7 +278,8 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import TOOLKIT_DIRS, model_completeness, models_option
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
+    MODEL_ID_FORM, TOOLKIT_DIRS, model_completeness, model_id_parts, models_option)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, find_tool, npu_info_or_error, run_tool
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     TOOLKIT_GLOBS,
@@ -482,8 +483,8 @@ def main():
         if device < 0:
             module.fail_json(msg="device ids are the N of /dev/davinciN (0 or more), not %d" % device)
     for entry in p["models"]:
-        if entry["model"].count("/") != 1 or entry["model"].startswith("/") or ".." in entry["model"]:
-            module.fail_json(msg="models[].model must be Owner/Name, not %r" % entry["model"])
+        if model_id_parts(entry["model"]) is None:
+            module.fail_json(msg="models[].model must be Owner/Name, not %r: give %s" % (entry["model"], MODEL_ID_FORM))
     if p["models"] and not p["cache_dir"]:
         module.fail_json(msg="models needs cache_dir (where the models are kept)")
     check_idle_threshold(module, p["idle_threshold_pct"])

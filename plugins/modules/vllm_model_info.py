@@ -91,7 +91,7 @@ models:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import models_option
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import MODEL_ID_FORM, model_id_parts, models_option
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
 
 
@@ -106,8 +106,9 @@ def main():
     result = {}
     for item in module.params["models"]:
         model = item["model"]
-        if "/" not in model:
-            module.fail_json(msg="models: %r has no model id of the form Owner/Name; give each item a model key" % (item,))
+        if model_id_parts(model) is None:
+            module.fail_json(msg="models: %r has no model id of the form Owner/Name; give each item a model key "
+                                 "holding %s" % (item, MODEL_ID_FORM))
         result[model] = model_state(module.params["cache_dir"], model, item["revision"])
     module.exit_json(changed=False, models=result)
 

@@ -80,11 +80,31 @@ VARIABLES = [
     ("shared-deployments-alone", {"ascendfleet_deployments": "qwen"}, "ascendfleet_deployments", "YAML list"),
     # A role's own variable that reads a shared input is checked by the shared rule too.
     ("verify-digest", {"npu_verify_image_digest": "abc"}, "npu_verify_image_digest", "sha256:<64"),
+    # Issue 28: every format matches the whole value (`$` matched before a trailing newline).
+    ("digest-newline", {"vllm_compose_image_digest": "sha256:" + "a" * 64 + "\n"}, "vllm_compose_image_digest", "sha256:<64"),
+    ("shared-version-newline", shared("image_version", "v0.17.0rc1\n", "npu_verify", "vllm_compose"),
+     "ascendfleet_image_version", "v0.18.0rc1"),
+    ("docker-version-space", {"npu_verify_docker_min_version": "24.0.0 "}, "npu_verify_docker_min_version", "version"),
+    ("endpoint-space", {"model_prefetch_endpoint": "https://x y"}, "model_prefetch_endpoint", "no spaces"),
+    ("pip-index-newline", {"model_prefetch_pip_index_url": "https://pypi.example/simple\n"},
+     "model_prefetch_pip_index_url", "no spaces or line breaks"),
+    ("mirror-no-host", {"model_prefetch_mirror_url": "https:///models"}, "model_prefetch_mirror_url", "a host"),
+    ("shm-size-newline", {"vllm_compose_shm_size": "1g\n"}, "vllm_compose_shm_size", "1g"),
+    ("serial-newline", {"vllm_compose_serial": "25%\n"}, "vllm_compose_serial", "batch size"),
+    ("cache-dir-newline", shared("cache_dir", "/srv/cache\n", "npu_verify", "model_prefetch", "vllm_compose"),
+     "ascendfleet_cache_dir", "one line"),
 ]
 
 # (id, deployments, defaults/image overrides, variable named in the message, a piece of the fix)
 DEPLOYMENTS = [
     ("model-no-owner", [{"name": "qwen", "model": "Qwen3-0.6B"}], {}, "model", "Owner/Name"),
+    # Issue 28: the name reached the NPU ledger and /opt/ascendfleet/<name>/; "a/.." passed the model rule.
+    ("name-newline", [dict(GOOD, name="qwen\n")], {}, "name", "lower-case"),
+    ("name-embedded-newline", [dict(GOOD, name="qwen\nx")], {}, "name", "lower-case"),
+    ("model-newline", [dict(GOOD, model="Qwen/Qwen3.5-27B\n")], {}, "model", "Owner/Name"),
+    ("model-dotdot", [dict(GOOD, model="a/..")], {}, "model", "no '..'"),
+    ("model-space", [dict(GOOD, model="Qwen/Qwen3.5 27B")], {}, "model", "Owner/Name"),
+    ("model-two-slashes", [dict(GOOD, model="Qwen/Qwen3.5-27B/x")], {}, "model", "exactly one '/'"),
     ("name-upper", [{"name": "Qwen", "model": "Qwen/Qwen3.5-27B"}], {}, "name", "lower-case"),
     ("unknown-key", [dict(GOOD, max_num_seq=4)], {}, "max_num_seq", "spelling"),
     ("unknown-preset", [dict(GOOD, preset="qwen4")], {}, "preset", "known presets"),

@@ -178,6 +178,10 @@ def test_absent_without_ledger_creates_nothing(run_module, tmp_path):
     ({"count": 3}, "count 3 is not a valid tensor-parallel size: use a power of two"),
     ({"count": 0}, "count 0 is not a valid tensor-parallel size"),
     ({"owner": "Qwen Chat"}, "owner 'Qwen Chat' is not a valid deployment name"),
+    # Issue 28: `$` matched before a trailing newline, so "q\n" became an owner in the ledger.
+    ({"owner": "q\n"}, "owner 'q\\n' is not a valid deployment name: use lower-case letters, digits, '-' and '_'"),
+    ({"owner": "q\nr"}, "owner 'q\\nr' is not a valid deployment name"),
+    ({"owner": "q "}, "owner 'q ' is not a valid deployment name"),
     ({"count": None}, "count is required with state=present"),
     ({"idle_threshold_pct": 120}, "idle_threshold_pct must be between 0 and 100"),
 ])

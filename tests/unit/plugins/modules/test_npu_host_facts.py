@@ -166,6 +166,12 @@ def test_image_cann_is_read_without_starting_the_server(monkeypatch, ascend):
     ({"control_devices": ["/dev/davinci_manager"]}, "control_devices takes names under /dev"),
     ({"device_ids": [-1]}, "device ids are the N of /dev/davinciN"),
     ({"models": [{"model": "Qwen3"}], "cache_dir": "/tmp"}, "models[].model must be Owner/Name, not 'Qwen3'"),
+    # Issue 28: one model-id rule (_facts.model_id_parts) for every check.
+    ({"models": [{"model": "Qwen/Qwen3\n"}], "cache_dir": "/tmp"},
+     "models[].model must be Owner/Name, not 'Qwen/Qwen3\\n': give 'Owner/Name' as on modelscope.cn"),
+    ({"models": [{"model": "Qwen/Qwen 3"}], "cache_dir": "/tmp"}, "models[].model must be Owner/Name, not 'Qwen/Qwen 3'"),
+    ({"models": [{"model": "a/."}], "cache_dir": "/tmp"}, "models[].model must be Owner/Name, not 'a/.'"),
+    ({"models": [{"model": "a//b"}], "cache_dir": "/tmp"}, "models[].model must be Owner/Name, not 'a//b'"),
     ({"models": [{"model": "Qwen/Qwen3"}]}, "models needs cache_dir"),
 ])
 def test_bad_options(monkeypatch, ascend, args, message):

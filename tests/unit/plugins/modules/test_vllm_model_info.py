@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 """ascendfleet.llm.vllm_model_info through its real entry point, on a model cache in tmp_path."""
 
+import pytest
+
 from ansible_collections.ascendfleet.llm.plugins.modules import vllm_model_info
 
 from ..module_utils.test__vllm_deploy import write_model
@@ -28,3 +30,14 @@ def test_item_without_model_fails_with_fix(run_module, tmp_path):
     failed, result = run_module(vllm_model_info.main, {"cache_dir": str(tmp_path), "models": [{"model": "qwen"}]})
     assert failed
     assert "has no model id of the form Owner/Name; give each item a model key" in result["msg"]
+
+
+@pytest.mark.parametrize("model", ["a/..", "Qwen/Qwen3-8B\n", "Qwen/Qwen3 8B", "a/b/c", "/Qwen3"])
+def test_a_malformed_model_id_is_refused_before_the_cache_is_read(run_module, tmp_path, model):
+    """Issue 28: the module checked only for a '/', so 'a/..' read <cache>/models (outside any model)."""
+    failed, result = run_module(vllm_model_info.main, {"cache_dir": str(tmp_path), "models": [{"model": model}]})
+    assert failed and "models" not in result
+    assert result["msg"] == ("models: %r has no model id of the form Owner/Name; give each item a model key holding "
+                             "'Owner/Name' as on modelscope.cn (letters, digits, '-', '_', '.'; each part starting "
+                             "with a letter or digit, no '..'; exactly one '/'), e.g. 'Qwen/Qwen3.5-27B'"
+                             % ({"model": model, "revision": "master", "include": None, "exclude": None},))
