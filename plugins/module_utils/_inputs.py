@@ -4,7 +4,8 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Every role input and play-level knob checked for type and range, one message shape.
 
-PRIVATE to this collection; may change without notice. Standard library only.
+PRIVATE to this collection; may change without notice. Standard library and ansible.module_utils only
+(it is shipped to hosts with the modules whose module_utils import it, e.g. through _vllm_deploy).
 
 Types, elements and choices come from the roles' meta/argument_specs.yml (passed in as parsed
 ``options``); what a spec cannot say (ranges, absolute paths, formats, play keywords) is in RULES
@@ -26,6 +27,7 @@ import re
 
 from urllib.parse import urlsplit
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import is_digest
 
 # serial as a percentage, as ansible-core reads it (helpers.pct_to_int: the value ends with '%' and
@@ -152,7 +154,16 @@ def _as_float(value):
     return None
 
 
-BOOL_STRINGS = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False, "on": True, "off": False}
+def to_bool(value):
+    """``(ok, converted)``: ``value`` read as Ansible reads a boolean option (strict
+    ``ansible.module_utils.parsing.convert_bool.boolean``): True/False, the integers 1/0 and the
+    strings yes/no, true/false, on/off, y/n, t/f, 1/0 (any case). Anything else (``"maybe"``, 2,
+    None, a list) is not ok. The one conversion of every boolean input and deployment key, so that
+    ``"no"`` is False wherever the value is used."""
+    try:
+        return True, boolean(value, strict=True)
+    except TypeError:
+        return False, None
 
 
 def convert(value, kind):
@@ -166,11 +177,7 @@ def convert(value, kind):
         out = _as_float(value)
         return out is not None, out
     if kind == "bool":
-        if isinstance(value, bool):
-            return True, value
-        if isinstance(value, (str, int)) and str(value).strip().lower() in BOOL_STRINGS:
-            return True, BOOL_STRINGS[str(value).strip().lower()]
-        return False, None
+        return to_bool(value)
     if kind in ("str", "path"):
         return isinstance(value, (str, int, float)) and not isinstance(value, bool), str(value)
     if kind == "list":
@@ -187,6 +194,8 @@ def _describe(value):
 def check_value(host, name, value, spec, rule=None):
     """Messages for one input against its argument spec entry and rule (a no_log value is never shown)."""
     kind = (spec or {}).get("type", "raw")
+    if kind == "str" and (spec or {}).get("no_log") and not isinstance(value, str):
+        return [_not_a_secret_string(host, name, value)]
     ok, converted = convert(value, kind)
     if not ok:
         shown = "a %s (value hidden, no_log)" % type(value).__name__ if (spec or {}).get("no_log") else _describe(value)
@@ -206,6 +215,19 @@ def check_value(host, name, value, spec, rule=None):
     if rule is None or converted is None:
         return []
     return _check_rule(host, name, value, converted, rule)
+
+
+def _not_a_secret_string(host, name, value):
+    """A no_log string input (an API key, a token, a password) given as something else: the roles
+    write it into files and headers as it is and measure it (``| length``), so a number, a list or
+    null fails a later task after the host changed (and a YAML ``0123`` would be the key ``83``)."""
+    kinds = ((bool, "a boolean"), ((int, float), "a number"), ((list, tuple), "a list"), (dict, "a mapping"))
+    what = next((label for types, label in kinds if isinstance(value, types)), "a %s" % type(value).__name__)
+    if value is None:
+        what = "null"
+    return message(host, name, "is %s (value hidden, no_log), not a string" % what,
+                   "quote it ('...') in the inventory or extra-vars, or keep it in Ansible Vault as a string "
+                   "(ansible-vault encrypt_string); leave it unset or '' for none")
 
 
 def _hint(spec):

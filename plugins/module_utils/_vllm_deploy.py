@@ -4,8 +4,8 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """vLLM-Ascend deployments under Docker Compose: presets, merging, validation, rendering data.
 
-PRIVATE to this collection; may change without notice. Standard library only (runs on the
-controller in filters and on hosts in modules, Python >= 3.8).
+PRIVATE to this collection; may change without notice. Standard library and ansible.module_utils
+only (runs on the controller in filters and on hosts in modules, Python >= 3.8).
 
 A deployment is a dict from the inventory list ``ascendfleet_deployments``. ``plan()`` resolves
 every deployment of one host (built-in base < preset < role-wide defaults < deployment), checks
@@ -35,6 +35,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     model_id_parts,
     release_of,
 )
+from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import to_bool
 
 # The reference procedure's flags for Qwen3.5-27B on 910B (docs/architecture.md), and a text model.
 # A preset may change from a vllm-ascend release on (``since``: oldest first, each layer applied
@@ -169,6 +170,21 @@ MULTINODE_NIC_ENV = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNA
 
 KNOWN_KEYS = frozenset(BASE) | frozenset(("name", "model", "preset"))
 
+# The deployment keys that are booleans: (key, null allowed, fix). Each is read once, as Ansible
+# reads a boolean (_inputs.to_bool: "no", "false", "off", 0 are False), after the merge and before
+# anything uses it (the checks, the command line, the compose file, the plan's verdict).
+_SAME = "; yes/no, on/off and 1/0 mean the same, anything else is refused"
+BOOL_KEYS = (
+    ("trust_remote_code", False, "write true (vLLM runs the model repository's own code, --trust-remote-code) "
+                                 "or false" + _SAME),
+    ("enable_auto_tool_choice", False, "write true (--enable-auto-tool-choice, needs tool_call_parser) or false" + _SAME),
+    ("async_scheduling", False, "write true (--async-scheduling) or false" + _SAME),
+    ("enable_prefix_caching", True, "write true (--enable-prefix-caching), false (--no-enable-prefix-caching) or "
+                                    "leave it unset/null (vLLM's default)" + _SAME),
+    ("vision", True, "write true (a vision-language model: FlashComm v1 off), false (a text model) or leave it "
+                     "unset/null (read from config.json's vision_config)" + _SAME),
+)
+
 # The environment of the reference procedure's compose service.
 REFERENCE_ENV = (
     ("VLLM_USE_MODELSCOPE", "true"),
@@ -195,6 +211,40 @@ class DeployError(ValueError):
 
 def _msg(host, name, variable, problem, fix):
     return "%s: deployment %s: %s: %s. Fix: %s" % (host, name, variable, problem, fix)
+
+
+def _read_flag(dep, key, nullable):
+    """``(value, problem)``: boolean key ``key`` of ``dep`` as a bool (None where null is allowed
+    and given), or the problem with it."""
+    value = dep.get(key)
+    if value is None and nullable:
+        return None, None
+    ok, converted = to_bool(value)
+    if not ok:
+        return None, "must be %s, got %r" % ("true, false or null" if nullable else "true or false", value)
+    return converted, None
+
+
+def flag(dep, key):
+    """The boolean deployment key ``key`` of ``dep``, converted as plan() converts it (None: null,
+    where allowed); raises DeployError for a value that is not a boolean."""
+    nullable = dict((k, n) for k, n, _fix in BOOL_KEYS)[key]
+    value, problem = _read_flag(dep, key, nullable)
+    if problem:
+        raise DeployError("%s: %s" % (key, problem))
+    return value
+
+
+def _check_bools(dep, host, name, errors):
+    """Replace each boolean key of the resolved ``dep`` by its bool (None where null is allowed),
+    or refuse it naming the key and the fix."""
+    for key, nullable, fix in BOOL_KEYS:
+        value, problem = _read_flag(dep, key, nullable)
+        if problem:
+            errors.append(_msg(host, name, key, problem, fix + " (in the deployment, or in "
+                               "vllm_compose_deployment_defaults when it is set there)"))
+        else:
+            dep[key] = value
 
 
 def _is_pow2(value):
@@ -365,19 +415,19 @@ def command(dep):
         cmd += ["--max-model-len", str(dep["max_model_len"])]
     if dep.get("max_num_batched_tokens"):
         cmd += ["--max-num-batched-tokens", str(dep["max_num_batched_tokens"])]
-    if dep.get("trust_remote_code"):
+    if flag(dep, "trust_remote_code"):
         cmd.append("--trust-remote-code")
     cmd += ["--gpu-memory-utilization", repr(float(dep["gpu_memory_utilization"]))]
     if dep.get("reasoning_parser"):
         cmd += ["--reasoning-parser", dep["reasoning_parser"]]
     if dep.get("tool_call_parser"):
         cmd += ["--tool-call-parser", dep["tool_call_parser"]]
-    if dep.get("enable_auto_tool_choice"):
+    if flag(dep, "enable_auto_tool_choice"):
         cmd.append("--enable-auto-tool-choice")
-    if dep.get("async_scheduling"):
+    if flag(dep, "async_scheduling"):
         cmd.append("--async-scheduling")
-    if dep.get("enable_prefix_caching") is not None:
-        cmd.append("--enable-prefix-caching" if dep["enable_prefix_caching"] else "--no-enable-prefix-caching")
+    if flag(dep, "enable_prefix_caching") is not None:
+        cmd.append("--enable-prefix-caching" if flag(dep, "enable_prefix_caching") else "--no-enable-prefix-caching")
     if dep.get("speculative_config") not in (None, "", {}):
         cmd += ["--speculative-config", compilation_config_json(dep["speculative_config"])]
     if dep.get("compilation_config") not in (None, "", {}):
@@ -484,6 +534,7 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
                                "give the ModelScope id as Owner/Name (%s), e.g. Qwen/Qwen3.5-27B" % MODEL_ID_RULE))
             continue
         before = len(errors)
+        _check_bools(dep, host, name, errors)
         _check_numbers(dep, host, name, errors, warnings)
         _check_cc(dep, host, name, errors)
         if len(errors) > before:
@@ -616,7 +667,7 @@ def _check_numbers(dep, host, name, errors, warnings):
         warnings.append(_msg(host, name, "gpu_memory_utilization",
                              "%s is above %s; operators report out-of-memory crashes there ('ready to explode' at 0.98)" % (gmu, GMU_WARN),
                              "use 0.95 or lower; on OOM go to 0.90 first"))
-    if dep.get("enable_auto_tool_choice") and not dep.get("tool_call_parser"):
+    if dep.get("enable_auto_tool_choice") is True and not dep.get("tool_call_parser"):
         errors.append(_msg(host, name, "enable_auto_tool_choice", "is true without tool_call_parser (vLLM refuses to start)",
                            "set tool_call_parser (qwen3_coder for Qwen3.5) or drop enable_auto_tool_choice"))
     if not isinstance(dep.get("extra_args") or [], list):
@@ -654,10 +705,6 @@ def _check_cc(dep, host, name, errors):
             compilation_config_json(dep[key])
         except ValueError as exc:
             errors.append(_msg(host, name, key, str(exc), fix))
-    if dep.get("enable_prefix_caching") not in (None, True, False):
-        errors.append(_msg(host, name, "enable_prefix_caching", "%r is not true, false or null" % (dep["enable_prefix_caching"],),
-                           "give true (--enable-prefix-caching), false (--no-enable-prefix-caching) or leave it unset "
-                           "(vLLM's default)"))
 
 
 def _check_model(dep, host, name, info, hbm_per_card_mb, errors, warnings):

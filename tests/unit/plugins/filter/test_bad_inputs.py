@@ -93,6 +93,17 @@ VARIABLES = [
     ("serial-newline", {"vllm_compose_serial": "25%\n"}, "vllm_compose_serial", "batch size"),
     ("cache-dir-newline", shared("cache_dir", "/srv/cache\n", "npu_verify", "model_prefetch", "vllm_compose"),
      "ascendfleet_cache_dir", "one line"),
+    # Issue 28: a boolean is read as Ansible reads one (2 is not 1), and a secret is a string.
+    ("smoke-test-two", {"vllm_compose_smoke_test": 2}, "vllm_compose_smoke_test", "true or false"),
+    ("verify-fail-hosts-word", {"npu_verify_fail_hosts": "maybe"}, "npu_verify_fail_hosts", "true or false"),
+    ("api-key-number", {"vllm_compose_api_key": 12345}, "vllm_compose_api_key", "quote it"),
+    ("api-key-float", {"vllm_compose_api_key": 1.5}, "vllm_compose_api_key", "Ansible Vault as a string"),
+    ("api-key-list", {"vllm_compose_api_key": ["k"]}, "vllm_compose_api_key", "quote it"),
+    ("api-key-null", {"vllm_compose_api_key": None}, "vllm_compose_api_key", "'' for none"),
+    ("api-key-bool", {"vllm_compose_api_key": True}, "vllm_compose_api_key", "quote it"),
+    ("token-number", {"model_prefetch_token": 4242}, "model_prefetch_token", "quote it"),
+    ("registry-password-number", {"vllm_compose_image_registry_password": 1234}, "vllm_compose_image_registry_password",
+     "quote it"),
 ]
 
 # (id, deployments, defaults/image overrides, variable named in the message, a piece of the fix)
@@ -127,6 +138,13 @@ DEPLOYMENTS = [
     ("max-model-len-over", [dict(GOOD, max_model_len=300000)], {}, "max_model_len", "262144 or less"),
     ("not-prefetched", [{"name": "q8", "model": "Qwen/Qwen3-8B", "preset": "qwen3-8b"}], {}, "model", "prefetch"),
     ("port-collision", [GOOD, dict(GOOD, name="qwen-b", devices=[6, 7])], {}, "port", "its own port"),
+    # Issue 28: the boolean keys (truthiness read "maybe" as true and added the flag).
+    ("trust-remote-code-word", [dict(GOOD, trust_remote_code="maybe")], {}, "trust_remote_code", "write true"),
+    ("trust-remote-code-two", [dict(GOOD, trust_remote_code=2)], {}, "trust_remote_code", "or false"),
+    ("auto-tool-choice-word", [dict(GOOD, enable_auto_tool_choice="maybe")], {}, "enable_auto_tool_choice", "or false"),
+    ("async-scheduling-two", [dict(GOOD, async_scheduling=2)], {}, "async_scheduling", "or false"),
+    ("prefix-caching-word", [dict(GOOD, enable_prefix_caching="maybe")], {}, "enable_prefix_caching", "unset/null"),
+    ("vision-word", [dict(GOOD, vision="maybe")], {}, "vision", "unset/null"),
 ]
 
 
@@ -193,3 +211,28 @@ def test_every_shared_rule_is_an_input_a_role_reads():
 def test_every_rule_names_a_spec_variable_or_a_play_knob():
     options = role_options()
     assert set(RULES) - set(options) == set(), "a rule for a variable no role declares"
+
+
+def test_a_boolean_input_is_read_as_ansible_reads_one():
+    """Ansible's strict boolean (convert_bool.boolean): what the roles' `| bool` and module options accept."""
+    from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import convert
+    for value in ("yes", "no", "on", "off", "true", "False", "y", "n", "t", "f", "1", "0", 1, 0, 1.0, 0.0, True, False):
+        assert input_errors({"vllm_compose_smoke_test": value, "npu_verify_fail_hosts": value}, HOST) == [], value
+    assert convert("no", "bool") == (True, False) and convert("Off", "bool") == (True, False)
+    assert convert(" yes ", "bool") == (True, True) and convert(1, "bool") == (True, True)
+    for value in ("maybe", 2, -1, 0.5, "", [True], {}):
+        assert convert(value, "bool") == (False, None), value
+
+
+def test_a_secret_number_is_refused_without_showing_it():
+    messages = input_errors({"vllm_compose_api_key": 987654}, HOST)
+    assert messages == ["gpu-07: vllm_compose_api_key: is a number (value hidden, no_log), not a string. Fix: quote it "
+                        "('...') in the inventory or extra-vars, or keep it in Ansible Vault as a string "
+                        "(ansible-vault encrypt_string); leave it unset or '' for none"], messages
+    assert "987654" not in messages[0]
+
+
+def test_a_secret_string_passes():
+    for value in ("", "0123", "sk-abc", "12345"):
+        assert input_errors({"vllm_compose_api_key": value, "model_prefetch_token": value,
+                             "vllm_compose_image_registry_password": value}, HOST) == [], value

@@ -426,9 +426,114 @@ def test_preset_layers_in_release_order():
 
 
 @pytest.mark.parametrize("key, value, fix", [
-    ("enable_prefix_caching", "no", "true (--enable-prefix-caching)"),
+    ("enable_prefix_caching", "maybe", "true (--enable-prefix-caching)"),
     ("speculative_config", "method:mtp", "speculative_config: {method: qwen3_5_mtp"),
 ])
 def test_recipe_keys_are_checked(key, value, fix):
     msg = only_error(run([dict(SEED_DEP, **{key: value})]))
     assert msg.startswith("h1: deployment qwen: %s: " % key) and fix in msg
+
+
+# --------------------------------------------------------------------------- boolean keys (issue 28)
+# Each boolean key is read as Ansible reads a boolean: "no", "false", "off", 0 are False (YAML and
+# extra-vars often give strings), "maybe" and 2 are refused; before, truthiness decided.
+
+TEXT = {"name": "chat", "model": "Qwen/Qwen3-8B", "tool_call_parser": "hermes"}
+FALSE_VALUES = ["no", "false", "off", "OFF", "No", "0", 0, False]
+TRUE_VALUES = ["yes", "true", "on", "Yes", "1", 1, True]
+FLAGS = [("trust_remote_code", "--trust-remote-code"), ("enable_auto_tool_choice", "--enable-auto-tool-choice"),
+         ("async_scheduling", "--async-scheduling")]
+
+
+@pytest.mark.parametrize("key, option", FLAGS)
+@pytest.mark.parametrize("value", FALSE_VALUES)
+def test_a_false_boolean_renders_no_flag_even_over_a_preset_that_sets_it(key, option, value):
+    # The qwen3.5-27b preset turns all three on; the deployment turns them off.
+    result = run([dict(SEED_DEP, **{key: value})])
+    assert result["errors"] == [], result["errors"]
+    dep = result["deployments"][0]
+    assert option not in dep["command"]
+    assert dep[key] is False
+
+
+@pytest.mark.parametrize("key, option", FLAGS)
+@pytest.mark.parametrize("value", TRUE_VALUES)
+def test_a_true_boolean_renders_its_flag(key, option, value):
+    result = run([dict(TEXT, **{key: value})])
+    assert result["errors"] == [], result["errors"]
+    dep = result["deployments"][0]
+    assert dep["command"].count(option) == 1
+    assert dep[key] is True
+
+
+@pytest.mark.parametrize("key, option", FLAGS)
+@pytest.mark.parametrize("value, shown", [("maybe", "'maybe'"), (2, "2"), ("", "''"), (None, "None"), ([True], "[True]")])
+def test_a_boolean_that_is_neither_is_refused_naming_host_deployment_key_fix(key, option, value, shown):
+    msg = only_error(run([dict(TEXT, **{key: value})]))
+    assert msg.startswith("h1: deployment chat: %s: must be true or false, got %s. Fix: write true (" % (key, shown)), msg
+    assert "or false; yes/no, on/off and 1/0 mean the same" in msg
+
+
+def test_trust_remote_code_no_from_the_role_defaults_renders_no_flag():
+    result = run([SEED_DEP], defaults={"trust_remote_code": "no"})
+    assert result["errors"] == [] and "--trust-remote-code" not in result["deployments"][0]["command"]
+    msg = only_error(run([SEED_DEP], defaults={"trust_remote_code": "maybe"}))
+    assert msg.startswith("h1: deployment qwen: trust_remote_code: must be true or false, got 'maybe'. Fix: ")
+    assert "vllm_compose_deployment_defaults" in msg
+
+
+def test_enable_auto_tool_choice_no_needs_no_tool_call_parser():
+    # "no" was true by truthiness, and refused for the missing parser.
+    result = run([{"name": "chat", "model": "Qwen/Qwen3-8B", "enable_auto_tool_choice": "no"}])
+    assert result["errors"] == [] and "--enable-auto-tool-choice" not in result["deployments"][0]["command"]
+    msg = only_error(run([{"name": "chat", "model": "Qwen/Qwen3-8B", "enable_auto_tool_choice": "yes"}]))
+    assert "enable_auto_tool_choice: is true without tool_call_parser" in msg
+
+
+def test_a_string_boolean_plans_exactly_what_the_real_boolean_plans():
+    """The plan is what the rollout renders and what the no-op verdict compares: "no" must give the
+    same deployment as false, so the verdict is the same too."""
+    as_strings = run([dict(SEED_DEP, trust_remote_code="no", async_scheduling="off", enable_auto_tool_choice="false",
+                           enable_prefix_caching="no", vision="yes")])
+    as_bools = run([dict(SEED_DEP, trust_remote_code=False, async_scheduling=False, enable_auto_tool_choice=False,
+                         enable_prefix_caching=False, vision=True)])
+    assert as_strings["errors"] == [] and as_strings == as_bools
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("no", ["--no-enable-prefix-caching"]), ("off", ["--no-enable-prefix-caching"]), (0, ["--no-enable-prefix-caching"]),
+    (False, ["--no-enable-prefix-caching"]), ("yes", ["--enable-prefix-caching"]), ("true", ["--enable-prefix-caching"]),
+    (True, ["--enable-prefix-caching"]), (None, []),
+])
+def test_enable_prefix_caching_is_a_boolean_or_null(value, expected):
+    dep = run([dict(TEXT, enable_prefix_caching=value)])["deployments"][0]
+    assert [a for a in dep["command"] if a.endswith("enable-prefix-caching")] == expected
+
+
+@pytest.mark.parametrize("key", ["enable_prefix_caching", "vision"])
+@pytest.mark.parametrize("value, shown", [("maybe", "'maybe'"), (2, "2"), ("", "''")])
+def test_a_nullable_boolean_that_is_neither_is_refused(key, value, shown):
+    msg = only_error(run([dict(TEXT, **{key: value})]))
+    assert msg.startswith("h1: deployment chat: %s: must be true, false or null, got %s. Fix: write true (" % (key, shown)), msg
+
+
+@pytest.mark.parametrize("value", ["no", "false", "off", 0, False])
+def test_vision_no_on_a_vl_model_is_a_text_model(value):
+    # Qwen3.5-27B has a vision_config; vision: "no" says it is served as text (FlashComm v1 left alone).
+    dep = run([dict(SEED_DEP, vision=value)])["deployments"][0]
+    assert dep["is_vl"] is False and "VLLM_ASCEND_ENABLE_FLASHCOMM1" not in dep["environment"]
+
+
+@pytest.mark.parametrize("value", ["yes", "on", 1, True])
+def test_vision_yes_on_a_text_model_turns_flashcomm_off(value):
+    dep = run([dict(TEXT, vision=value)])["deployments"][0]
+    assert dep["is_vl"] is True and dep["environment"]["VLLM_ASCEND_ENABLE_FLASHCOMM1"] == "0"
+
+
+def test_command_refuses_a_boolean_it_cannot_read():
+    dep = run([TEXT])["deployments"][0]
+    dep["trust_remote_code"] = "maybe"
+    with pytest.raises(vd.DeployError, match="trust_remote_code: must be true or false, got 'maybe'"):
+        vd.command(dep)
+    dep["trust_remote_code"] = "no"
+    assert "--trust-remote-code" not in vd.command(dep)
