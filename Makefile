@@ -14,7 +14,7 @@ export ANSIBLE_FORCE_COLOR ?= 0
 export PY_COLORS ?= 0
 
 .PHONY: help setup venv docker fleet-test sim-assets sim-images lint sanity unit build-check molecule newcomer test \
-        demo demo-down sim-up sim-down bench clean
+        demo demo-down sim-up sim-down bench clean releases releases-record
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
@@ -89,6 +89,16 @@ sim-up: venv docker ## start the simulated Ascend fleet
 
 sim-down: ## remove the simulated Ascend fleet
 	scripts/sim.sh down
+
+# Release data (docs/adding-a-release.md): `releases` writes plugins/module_utils/_vllm_cli_data.py from the
+# recorded inputs under scripts/releases/inputs/ (offline) and prints what changed; `releases-record`
+# reads the releases not recorded yet (RELEASE=tag to re-read one) from vllm-ascend and the vLLM wheels.
+RELEASE ?=
+releases: venv ## regenerate the release data from scripts/releases/inputs/ and print what changed
+	$(BIN)/python scripts/gen-vllm-cli-data.py render
+
+releases-record: venv ## record a new release's facts from the sources (network) [RELEASE=tag]
+	$(BIN)/python scripts/gen-vllm-cli-data.py record $(RELEASE)
 
 bench: venv docker ## benchmarks against a floor measured in the same run
 	scripts/bench.sh

@@ -19,13 +19,16 @@ For every vllm-ascend release in RELEASES this reads, from the real sources and 
 
 Provenance (vllm-ascend commit, the Dockerfile line, the wheel's file name and sha256, the sha256 of
 every parsed file) is written next to the data. Not run in CI (it needs the network); its output is
-committed and tests/unit/plugins/module_utils/test_vllm_cli_data.py checks its shape.
+recorded per release under scripts/releases/inputs/ (``record``, network), and the data file is rendered
+from those inputs offline (``render``, the default: ``make releases``), byte for byte; it prints what
+each release changes. tests/unit/test_gen_vllm_cli_data.py checks both (docs/adding-a-release.md).
 
-    python scripts/gen-vllm-cli-data.py [--vllm-ascend-repo DIR] [--download-dir DIR] [--check]
+    python scripts/gen-vllm-cli-data.py record [TAG...] [--vllm-ascend-repo DIR] [--download-dir DIR]
+    python scripts/gen-vllm-cli-data.py [render] [--check]
 """
 import argparse
 import ast
-import datetime
+import difflib
 import hashlib
 import json
 import pathlib
@@ -35,9 +38,30 @@ import sys
 import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+GENERATOR = "scripts/gen-vllm-cli-data.py"
 OUTPUT = ROOT / "plugins" / "module_utils" / "_vllm_cli_data.py"
-RELEASES = ("v0.17.0rc1", "v0.18.0rc1", "v0.18.0", "v0.19.1rc1", "v0.20.2rc1", "v0.21.0rc1",
-            "v0.22.1rc1", "v0.23.0rc1", "v0.23.0")
+INPUTS = ROOT / "scripts" / "releases" / "inputs"
+# Every vllm-ascend release the collection supports -> the git ref of vllm-project/vllm-ascend its facts are
+# read at (the tag; a release branch while the tag does not exist yet, with the reason recorded in "ref_note").
+RELEASES = {
+    "v0.17.0rc1": "v0.17.0rc1", "v0.18.0rc1": "v0.18.0rc1", "v0.18.0": "v0.18.0", "v0.19.1rc1": "v0.19.1rc1",
+    "v0.20.2rc1": "v0.20.2rc1", "v0.21.0rc1": "v0.21.0rc1", "v0.22.1rc1": "v0.22.1rc1", "v0.23.0rc1": "v0.23.0rc1",
+    "v0.23.0": "v0.23.0", "v0.24.0rc1": "v0.24.0rc1", "v0.25.1rc1": "v0.25.1rc1",
+    "v0.26.0rc1": "releases/v0.26.0rc",
+}
+REF_NOTES = {
+    "v0.26.0rc1": "not tagged in the vllm-ascend snapshot of 2026-08-22 (in preparation); read at the head of the "
+                  "release branch releases/v0.26.0rc",
+}
+# Image tag suffix of each Dockerfile of a release (.github/workflows/schedule_image_build_and_push.yaml).
+DOCKERFILE_VARIANT = {
+    "Dockerfile": "", "Dockerfile.openEuler": "-openeuler", "Dockerfile.a3": "-a3",
+    "Dockerfile.a3.openEuler": "-a3-openeuler", "Dockerfile.310p": "-310p",
+    "Dockerfile.310p.openEuler": "-310p-openeuler", "Dockerfile.a5": "-a5", "Dockerfile.a5.openEuler": "-a5-openeuler",
+}
+# The facts every release in the data has (the unit test and --check fail on a release without one).
+FACTS = ("cudagraph_modes", "flags", "images", "reasoning_parsers", "source_files", "tool_call_parsers",
+         "vllm_ascend", "vllm_dist", "vllm_pin", "vllm_version")
 VLLM_ASCEND_GIT = "https://github.com/vllm-project/vllm-ascend.git"
 # Files of the wheel that build the `vllm serve` parser, and the functions in them that add arguments.
 PARSER_FILES = ("vllm/entrypoints/openai/cli_args.py", "vllm/engine/arg_utils.py", "vllm/entrypoints/cli/serve.py")
@@ -62,7 +86,7 @@ def git(repo, *args):
 
 
 def vllm_pin(repo, tag):
-    """The vLLM tag a vllm-ascend release's Dockerfile clones, with the line it came from."""
+    """The vLLM tag a vllm-ascend release's Dockerfile clones (``tag``: a git ref), with the line it came from."""
     text = git(repo, "show", "%s:Dockerfile" % tag).decode()
     match = re.search(r"^ARG VLLM_TAG=v?(\S+)\s*$", text, re.M)
     if not match:
@@ -103,6 +127,29 @@ def ascend_additions(repo, tag):
     quant = {constants.get(q, q.strip("'\"")) for q in quant}
     return {"flags": sorted(flags), "reasoning_parsers": sorted(reasoning), "tool_call_parsers": sorted(tools),
             "quantization_methods": sorted(quant), "source_files": hashes}
+
+
+def image_cann(repo, ref):
+    """{image tag suffix: {"dockerfile", "from", "cann"}} from every Dockerfile of the release at ``ref``.
+
+    The base image is ``quay.io/ascend/cann:<CANN>-<chip>-<os>-py<X>``; from v0.26 the FROM line takes
+    ``ARG CANN_VERSION`` / ``BASE_OS`` / ``CANN_QUAY_URL``, whose defaults are substituted here.
+    """
+    names = git(repo, "ls-tree", "--name-only", ref).decode().split()
+    images = {}
+    for name in sorted(n for n in names if n in DOCKERFILE_VARIANT):
+        text = git(repo, "show", "%s:%s" % (ref, name)).decode()
+        args = {m.group(1): m.group(2) for m in re.finditer(r'^ARG (\w+)="?([^"\s]*)"?\s*$', text, re.M)}
+        line = re.search(r"^FROM (\S+)", text, re.M)
+        if not line:
+            raise SystemExit("%s:%s: no FROM line" % (ref, name))
+        base = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), line.group(1))
+        cann = re.fullmatch(r"[^:]+/cann:(\d+\.\d+\.\d+(?:[.-](?:rc|beta|alpha)\.?\d+)?)-.+", base, re.I)
+        if not cann:
+            raise SystemExit("%s:%s: cannot read the CANN version of %r" % (ref, name, base))
+        images[DOCKERFILE_VARIANT[name]] = {"dockerfile": name, "from": base, "cann": cann.group(1),
+                                            "sha256": sha256(text.encode())}
+    return images
 
 
 # --------------------------------------------------------------------------- vLLM wheel side
@@ -341,25 +388,111 @@ def vllm_facts(wheel):
             "cudagraph_modes": modes, "source_files": dict(sorted(used.items()))}
 
 
-def generate(repo, download_dir):
+def record(repo, download_dir, tag):
+    """Read one release's facts from the vllm-ascend clone and the vLLM wheel (network, slow)."""
+    ref = RELEASES[tag]
+    version, line, dockerfile_hash = vllm_pin(repo, ref)
+    wheel = wheel_for(version, download_dir)
+    facts = vllm_facts(wheel)
+    ascend = ascend_additions(repo, ref)
+    entry = {
+        "vllm_version": version,
+        "vllm_pin": {"file": "Dockerfile", "line": line, "sha256": dockerfile_hash,
+                     "vllm_ascend_commit": git(repo, "rev-list", "-n1", ref).decode().strip()},
+        "vllm_dist": {"file": wheel.name, "sha256": sha256(wheel.read_bytes())},
+        **facts,
+        "vllm_ascend": ascend,
+        "images": image_cann(repo, ref),
+    }
+    if ref != tag:
+        entry["vllm_pin"]["ref"] = ref
+        entry["vllm_pin"]["ref_note"] = REF_NOTES[tag]
+    print("%-11s vllm %-7s %4d flags, %2d reasoning parsers, %2d tool-call parsers, cudagraph %s; ascend adds %s; CANN %s"
+          % (tag, version, len(facts["flags"]), len(facts["reasoning_parsers"]), len(facts["tool_call_parsers"]),
+             "/".join(facts["cudagraph_modes"]), ascend["quantization_methods"] or "nothing",
+             ", ".join("%s=%s" % (v or "A2", i["cann"]) for v, i in sorted(entry["images"].items()))), file=sys.stderr)
+    return entry
+
+
+def load_inputs(inputs=INPUTS):
+    """The recorded facts of every release: {tag: facts} from inputs/<tag>.json."""
     releases = {}
-    for tag in RELEASES:
-        version, line, dockerfile_hash = vllm_pin(repo, tag)
-        wheel = wheel_for(version, download_dir)
-        facts = vllm_facts(wheel)
-        ascend = ascend_additions(repo, tag)
-        releases[tag] = {
-            "vllm_version": version,
-            "vllm_pin": {"file": "Dockerfile", "line": line, "sha256": dockerfile_hash,
-                         "vllm_ascend_commit": git(repo, "rev-list", "-n1", tag).decode().strip()},
-            "vllm_dist": {"file": wheel.name, "sha256": sha256(wheel.read_bytes())},
-            **facts,
-            "vllm_ascend": ascend,
-        }
-        print("%-11s vllm %-7s %4d flags, %2d reasoning parsers, %2d tool-call parsers, cudagraph %s; ascend adds %s"
-              % (tag, version, len(facts["flags"]), len(facts["reasoning_parsers"]), len(facts["tool_call_parsers"]),
-                 "/".join(facts["cudagraph_modes"]), ascend["quantization_methods"] or "nothing"), file=sys.stderr)
+    for path in sorted(inputs.glob("*.json")):
+        releases[path.stem] = json.loads(path.read_text())
     return releases
+
+
+def missing_facts(releases):
+    """["<tag>: no <fact>", ...] for every release that lacks one of FACTS (or one not in RELEASES)."""
+    problems = []
+    for tag in RELEASES:
+        if tag not in releases:
+            problems.append("%s: not recorded (run: %s record %s)" % (tag, GENERATOR, tag))
+    for tag, entry in sorted(releases.items()):
+        if tag not in RELEASES:
+            problems.append("%s: recorded but not in RELEASES of %s" % (tag, GENERATOR))
+        for fact in FACTS:
+            if entry.get(fact) in (None, "", [], {}) and not (fact == "vllm_ascend" and isinstance(entry.get(fact), dict)):
+                problems.append("%s: no %s" % (tag, fact))
+    return problems
+
+
+def _release_key(tag):
+    m = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)(?:rc(\d+))?", tag)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)) if m.group(4) else 1 << 30)
+
+
+def _names(entry, kind):
+    if kind == "flags":
+        return set(entry["flags"]) | set(entry["vllm_ascend"].get("flags") or [])
+    if kind in ("reasoning_parsers", "tool_call_parsers"):
+        return set(entry[kind]) | set(entry["vllm_ascend"].get(kind) or [])
+    return set(entry[kind])
+
+
+def changes(old, new):
+    """Lines an operator reads: what each release changes against the one before it, and against the committed data."""
+    lines = []
+    order = sorted(new, key=_release_key)
+    for before, tag in zip([None] + order[:-1], order):
+        entry = new[tag]
+        if before is None:
+            continue
+        prev = new[before]
+        parts = []
+        for kind, label in (("flags", "flags"), ("reasoning_parsers", "reasoning parsers"),
+                            ("tool_call_parsers", "tool-call parsers"), ("cudagraph_modes", "cudagraph modes")):
+            added, removed = sorted(_names(entry, kind) - _names(prev, kind)), sorted(_names(prev, kind) - _names(entry, kind))
+            if kind == "flags":
+                renamed = []
+                for name in list(removed):
+                    near = difflib.get_close_matches(name, added, n=1, cutoff=0.85)
+                    if near:
+                        renamed.append("%s -> %s" % (name, near[0]))
+                if renamed:
+                    parts.append("  renamed? %s" % ", ".join(renamed))
+            if added:
+                parts.append("  new %s: %s" % (label, " ".join(added)))
+            if removed:
+                parts.append("  removed %s: %s" % (label, " ".join(removed)))
+        cann_prev = {v: i["cann"] for v, i in prev["images"].items()}
+        cann_new = {v: i["cann"] for v, i in entry["images"].items()}
+        for variant in sorted(set(cann_prev) | set(cann_new)):
+            a, b = cann_prev.get(variant), cann_new.get(variant)
+            if a != b:
+                parts.append("  CANN of image%s: %s -> %s" % (variant or " (A2)", a or "no image", b or "no image"))
+        header = "%s (vLLM %s) against %s (vLLM %s)" % (tag, entry["vllm_version"], before, prev["vllm_version"])
+        lines.append(header + (":" if parts else ": no change"))
+        lines.extend(parts)
+    for tag in sorted(set(new) - set(old), key=_release_key):
+        lines.append("added to the data: %s" % tag)
+    for tag in sorted(set(old) - set(new), key=_release_key):
+        lines.append("removed from the data: %s" % tag)
+    for tag in sorted(set(old) & set(new), key=_release_key):
+        if old[tag] != new[tag]:
+            keys = sorted(k for k in set(old[tag]) | set(new[tag]) if old[tag].get(k) != new[tag].get(k))
+            lines.append("changed in the data: %s (%s)" % (tag, ", ".join(keys)))
+    return lines
 
 
 def render(releases):
@@ -369,38 +502,73 @@ def render(releases):
         '# Copyright: (c) 2026, ascendfleet.llm contributors\n'
         '# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),\n'
         '# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).\n'
-        '# GENERATED by scripts/gen-vllm-cli-data.py from the vLLM wheels on the package index and the\n'
-        '# vllm-ascend release tags; do not edit by hand, re-run the generator.\n'
-        '"""What `vllm serve` accepts in each supported vllm-ascend release (flags, parsers, cudagraph modes).\n\n'
+        '# GENERATED by scripts/gen-vllm-cli-data.py (make releases) from its recorded inputs under\n'
+        '# scripts/releases/inputs/ (read from the vLLM wheels on the package index and the vllm-ascend\n'
+        '# release tags); do not edit by hand, re-run the generator.\n'
+        '"""What each supported vllm-ascend release\'s `vllm serve` accepts (flags, parsers, cudagraph modes), and\n'
+        'the CANN of each of its images.\n\n'
         'PRIVATE to this collection. Read through plugins/module_utils/_vllm_cli.py.\n'
         '"""\n\n'
         'from __future__ import absolute_import, division, print_function\n\n'
         '__metaclass__ = type\n\n'
         'GENERATOR = "scripts/gen-vllm-cli-data.py"\n'
-        'GENERATED = "%s"\n\n'
-        'RELEASES = %s\n' % (datetime.date.today().isoformat(), body)
+        'INPUTS = "scripts/releases/inputs"\n\n'
+        'RELEASES = %s\n' % body
     )
+
+
+def read_committed(path):
+    """RELEASES of the committed data file (a Python literal after 'RELEASES = '), or {}."""
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text().split("RELEASES = ", 1)[1])
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", choices=("render", "record"), default="render",
+                        help="render (default, offline): write the data from the recorded inputs and print what "
+                             "changed; record: read the releases named (default: those not recorded yet) from the "
+                             "sources into the inputs")
+    parser.add_argument("releases", nargs="*", help="with record: the releases to (re-)read")
     parser.add_argument("--vllm-ascend-repo", type=pathlib.Path, default=ROOT / ".cache" / "vllm-ascend")
     parser.add_argument("--download-dir", type=pathlib.Path, default=ROOT / ".cache" / "vllm-wheels")
+    parser.add_argument("--inputs", type=pathlib.Path, default=INPUTS)
     parser.add_argument("--output", type=pathlib.Path, default=OUTPUT)
-    parser.add_argument("--check", action="store_true", help="fail when the output would change (data only)")
+    parser.add_argument("--check", action="store_true", help="render: fail when the committed file differs, write nothing")
     args = parser.parse_args(argv)
-    if not args.vllm_ascend_repo.exists():
-        subprocess.run(["git", "clone", "--bare", VLLM_ASCEND_GIT, str(args.vllm_ascend_repo)], check=True)
-    args.download_dir.mkdir(parents=True, exist_ok=True)
-    releases = generate(args.vllm_ascend_repo, args.download_dir)
+    if args.command == "record":
+        tags = args.releases or [t for t in RELEASES if not (args.inputs / ("%s.json" % t)).exists()]
+        unknown = [t for t in tags if t not in RELEASES]
+        if unknown:
+            raise SystemExit("not in RELEASES of %s: %s (add each with the git ref to read it at)" % (GENERATOR, " ".join(unknown)))
+        if not args.vllm_ascend_repo.exists():
+            subprocess.run(["git", "clone", "--bare", VLLM_ASCEND_GIT, str(args.vllm_ascend_repo)], check=True)
+        args.download_dir.mkdir(parents=True, exist_ok=True)
+        args.inputs.mkdir(parents=True, exist_ok=True)
+        for tag in tags:
+            entry = record(args.vllm_ascend_repo, args.download_dir, tag)
+            (args.inputs / ("%s.json" % tag)).write_text(json.dumps(entry, indent=1, sort_keys=True) + "\n")
+        print("recorded %s; now run: make releases" % " ".join(tags) if tags else "nothing to record", file=sys.stderr)
+        return 0
+    releases = load_inputs(args.inputs)
+    problems = missing_facts(releases)
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return 1
     text = render(releases)
+    old = args.output.read_text() if args.output.exists() else ""
+    for line in changes(read_committed(args.output), releases):
+        print(line)
     if args.check:
-        old = args.output.read_text() if args.output.exists() else ""
-        same = old.split("RELEASES = ", 1)[-1] == text.split("RELEASES = ", 1)[-1]
-        print("up to date" if same else "%s is out of date" % args.output, file=sys.stderr)
-        return 0 if same else 1
-    args.output.write_text(text)
-    print("wrote %s" % args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output, file=sys.stderr)
+        print("up to date" if old == text else "%s differs from what %s writes from %s" % (args.output, GENERATOR, args.inputs),
+              file=sys.stderr)
+        return 0 if old == text else 1
+    if old != text:
+        args.output.write_text(text)
+        print("wrote %s" % args.output, file=sys.stderr)
+    else:
+        print("%s is up to date" % args.output, file=sys.stderr)
     return 0
 
 

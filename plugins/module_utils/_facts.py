@@ -37,11 +37,23 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._files import file
 
 # --------------------------------------------------------------------------- releases and images
 
-# vllm-ascend release -> CANN lines in its images -> oldest host driver (Ascend HDK) for them
-# (vllm-ascend's release notes and versioning policy, ../shared/field-facts.md). vllm_ascend_min
-# is inclusive, vllm_ascend_below exclusive; "dev0" takes in a line's release candidates.
+# vllm-ascend release -> CANN lines in its images -> oldest host driver (Ascend HDK) for them.
+# vllm_ascend_min is inclusive, vllm_ascend_below exclusive; "dev0" takes in a line's release candidates.
+# First match wins, so the rows run newest first; CANN does not only grow (v0.24.0rc1 and v0.25.1rc1 went
+# back to CANN 9.0.1 after v0.23.0's 9.1.0).
+# Sources: the CANN of each release's images is read from its Dockerfiles by scripts/gen-vllm-cli-data.py
+# (RELEASES[tag]["images"] of _vllm_cli_data; tests/unit/roles/test_npu_verify_matrix.py checks every
+# row against it). The driver per CANN line (8.2 -> 24.1.rc2, 8.5/9.0 -> 25.0, 9.1 -> 25.2) is the
+# collection's earlier reading of vllm-ascend's release notes and versioning policy; from v0.23.0 the
+# installation guide only points at the CANN release notes on hiascend.com (not readable here), so the
+# 9.0/9.1 driver minimums are not confirmed from Huawei's compatibility documents (../shared/field-facts.md:
+# the current docs validate HDK 26.0.RC1 with CANN 9.1.0). The 310P images of v0.20.2rc1 ... v0.25.1rc1
+# ship CANN 9.1.0-beta.1, outside their row's lines: npu_verify's check of the image's own CANN
+# (cann_driver_requirement) holds them to the 9.1 driver.
 RELEASES = (
-    {"vllm_ascend_min": "v0.23.0", "cann": ["9.1"], "driver_min": "25.2"},
+    {"vllm_ascend_min": "v0.26.0dev0", "cann": ["9.1"], "driver_min": "25.2"},
+    {"vllm_ascend_min": "v0.24.0dev0", "vllm_ascend_below": "v0.26.0dev0", "cann": ["9.0"], "driver_min": "25.0"},
+    {"vllm_ascend_min": "v0.23.0", "vllm_ascend_below": "v0.24.0dev0", "cann": ["9.1"], "driver_min": "25.2"},
     {"vllm_ascend_min": "v0.13.0dev0", "vllm_ascend_below": "v0.23.0", "cann": ["8.5", "9.0"],
      "driver_min": "25.0"},
     {"vllm_ascend_min": "v0.9.1dev0", "vllm_ascend_below": "v0.12.0dev0", "cann": ["8.2"],

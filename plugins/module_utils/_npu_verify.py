@@ -209,7 +209,7 @@ def check_cann(ctx):
         checks.append({"where": "host toolkit %s" % host_cann.get("source"), "version": host_cann["version"],
                        "fix": "upgrade or remove the host CANN toolkit (vllm-ascend uses the CANN inside its image)"})
     matrix = ctx.settings["driver_matrix"]
-    lines = [str(c) for row in matrix for c in row.get("cann", [])]
+    lines = list(dict.fromkeys(str(c) for row in matrix for c in row.get("cann", [])))  # once each, newest row first
     out = []
     for item in checks:
         line = ".".join(str(item["version"]).split(".")[:2])

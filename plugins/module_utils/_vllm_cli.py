@@ -21,6 +21,7 @@ import re
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import release_of as _facts_release_of
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _release_changes
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_cli_data import RELEASES
 
 NUMBER_RE = re.compile(r"^-\d")
@@ -68,6 +69,17 @@ def first_release_with(kind, name):
         if name in (facts(release) or {}).get(kind, ()):
             return release
     return None
+
+
+def last_release_with(kind, name, before):
+    """The newest supported release older than ``before`` whose vLLM knows ``name``, or None."""
+    found = None
+    for release in releases():
+        if _key(release) >= _key(before):
+            break
+        if name in (facts(release) or {}).get(kind, ()):
+            found = release
+    return found
 
 
 def closest(name, known, count=3):
@@ -134,12 +146,22 @@ def check(dep, release, message):
             continue
         later = first_release_with("flags", name)
         problem = "%s is not a flag of %s" % (name, where)
+        gone = last_release_with("flags", name, release)
+        if gone and not (later and _key(later) > _key(release)):
+            after = [r for r in releases() if _key(gone) < _key(r) <= _key(release) and name not in facts(r)["flags"]][0]
+            problem += "; %s removed it (%s still has it)" % (after, gone)
+            fix = "drop the flag or use its replacement (vllm serve --help of %s); %s" % (
+                release, _did_you_mean(closest(name, flags)))
+            errors.append(message("extra_args[%d]" % index, problem, fix))
+            continue
         if later and _key(later) > _key(release):
             problem += "; vllm serve knows it from %s on" % later
             fix = "use an image of %s or later (ascendfleet_image_version), or drop the flag" % later
         else:
             fix = "%s; see vllm serve --help of this release" % _did_you_mean(closest(name, flags))
         errors.append(message("extra_args[%d]" % index, problem, fix))
+
+    errors.extend(changes(dep, release, message)[0])
 
     config = dep.get("compilation_config")
     mode = config.get("cudagraph_mode") if isinstance(config, dict) else None
@@ -149,3 +171,33 @@ def check(dep, release, message):
                               "%s; known: %s" % (_did_you_mean(closest(str(mode), info["cudagraph_modes"])),
                                                  ", ".join(info["cudagraph_modes"]))))
     return errors
+
+
+def changes(dep, release, message):
+    """``(errors, warnings)`` for the flags (extra_args) and env vars (extra_env) of ``dep`` that ``release``
+    removed or renamed (errors, naming the replacement) or deprecates (warnings); see _release_changes."""
+    flags = [flag_name(a) for a in dep.get("extra_args") or [] if isinstance(a, str)]
+    env = [k for k in (dep.get("extra_env") or {}) if isinstance(dep.get("extra_env"), dict)]
+    errors, warnings = _release_changes.check([f for f in flags if f], env, release)
+
+    def where(name):
+        return ("extra_env.%s" % name) if name in env else ("extra_args[%d]" % flags.index(name))
+
+    return ([message(where(n), text, "change it before rolling to %s" % release) for n, text in errors],
+            [message(where(n), text, "change it before the release that removes it") for n, text in warnings])
+
+
+def roll_forward(old, new):
+    """Every change a roll from release ``old`` to ``new`` crosses, oldest first, one sentence each: the
+    hand-written CHANGES and, between the releases in the data, the flags and parsers vLLM dropped."""
+    lines = [_release_changes.describe(row) for row in _release_changes.between(old, new)]
+    known = [r for r in releases() if _key(old) <= _key(r) <= _key(new)]
+    for before, after in zip(known, known[1:]):
+        a, b = facts(before), facts(after)
+        for kind, label in (("flags", "flag"), ("reasoning_parsers", "reasoning parser"),
+                            ("tool_call_parsers", "tool-call parser")):
+            gone = sorted(set(a[kind]) - set(b[kind]))
+            if gone:
+                plural = "s" if len(gone) > 1 else ""
+                lines.append("%s (vLLM %s) removes the %s%s %s" % (after, b["vllm_version"], label, plural, ", ".join(gone)))
+    return lines

@@ -685,7 +685,12 @@ def _check_cli(cli, dep, host, name, errors, warnings):
                              % (dep["image"], ", ".join(cli.releases())),
                              "use a known release tag, or check the flags against vllm serve --help of that image"))
         return
-    errors.extend(cli.check(dep, release, lambda variable, problem, fix: _msg(host, name, variable, problem, fix)))
+
+    def message(variable, problem, fix):
+        return _msg(host, name, variable, problem, fix)
+
+    errors.extend(cli.check(dep, release, message))
+    warnings.extend(cli.changes(dep, release, message)[1])  # what this release deprecates
 
 
 # Deployment keys vLLM takes as JSON, and how to write each.

@@ -25,9 +25,14 @@ OUT = HERE / "cli_lists.json"
 BUILT_ON = {
     "0.17.0rc1": "0.17.0", "0.18.0rc1": "0.18.0", "0.18.0": "0.18.0", "0.19.1rc1": "0.19.1",
     "0.20.2rc1": "0.20.2", "0.21.0rc1": "0.21.0", "0.22.1rc1": "0.22.1", "0.23.0rc1": "0.23.0", "0.23.0": "0.23.0",
+    "0.24.0rc1": "0.24.0", "0.25.1rc1": "0.25.1",
+    # 0.26.0rc1: not tagged in the vllm-ascend snapshot of 2026-08-22; the head of branch releases/v0.26.0rc.
+    "0.26.0rc1": "0.26.0",
 }
 # What vllm-ascend's platform plugin adds to the serve parser (pre_register_and_update): the
-# "ascend" --quantization method only; no flags, no parsers (read in each release's platform.py).
+# "ascend" --quantization method only; no flags, no parsers (read in each release's platform.py) up to
+# 0.25.1rc1; 0.26.0rc1 also registers the kimi_k3 reasoning and tool-call parsers (not listed here: these
+# lists are vLLM's own, as the fidelity test compares them).
 
 CLASS_RE = re.compile(r"^class (\w+)(?:\(([^)\n]*)\))?:[ \t]*$", re.M)
 FIELD_RE = re.compile(r"^    ([a-z_][a-z0-9_]*): (.+?)(?: = .*)?$")

@@ -245,7 +245,7 @@ def test_a_cann_line_the_matrix_does_not_know():
     facts = host_facts()
     facts["host_cann"] = {"found": True, "version": parsed["version"], "arch": parsed["arch"], "source": path, "error": None}
     assert reasons(gathered(host=facts), check="cann")[0] == (
-        "npu-a01: CANN 8.3.RC2 of the host toolkit %s is not in npu_verify_driver_matrix (CANN lines 9.1, 8.5, 9.0, 8.2); "
+        "npu-a01: CANN 8.3.RC2 of the host toolkit %s is not in npu_verify_driver_matrix (CANN lines 9.1, 9.0, 8.5, 8.2); "
         "needs a matrix row naming CANN 8.3; fix: add a row with its minimum driver to npu_verify_driver_matrix, or upgrade "
         "or remove the host CANN toolkit (vllm-ascend uses the CANN inside its image)" % path)
 

@@ -11,10 +11,16 @@ import pytest
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_cli as cli
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_cli_data as data
 
-REQUIRED = ("v0.17.0rc1", "v0.18.0rc1", "v0.18.0", "v0.19.1rc1", "v0.20.2rc1", "v0.21.0rc1", "v0.22.1rc1", "v0.23.0")
-# vllm-ascend release -> its Dockerfile's ARG VLLM_TAG (read at each tag of vllm-project/vllm-ascend).
+REQUIRED = ("v0.17.0rc1", "v0.18.0rc1", "v0.18.0", "v0.19.1rc1", "v0.20.2rc1", "v0.21.0rc1", "v0.22.1rc1", "v0.23.0",
+            "v0.24.0rc1", "v0.25.1rc1", "v0.26.0rc1")
+# vllm-ascend release -> its Dockerfile's ARG VLLM_TAG (read at each tag of vllm-project/vllm-ascend; v0.26.0rc1 at
+# the head of its release branch releases/v0.26.0rc, untagged in the snapshot of 2026-08-22).
 PINS = {"v0.17.0rc1": "0.17.0", "v0.18.0rc1": "0.18.0", "v0.18.0": "0.18.0", "v0.19.1rc1": "0.19.1",
-        "v0.20.2rc1": "0.20.2", "v0.21.0rc1": "0.21.0", "v0.22.1rc1": "0.22.1", "v0.23.0": "0.23.0"}
+        "v0.20.2rc1": "0.20.2", "v0.21.0rc1": "0.21.0", "v0.22.1rc1": "0.22.1", "v0.23.0": "0.23.0",
+        "v0.24.0rc1": "0.24.0", "v0.25.1rc1": "0.25.1", "v0.26.0rc1": "0.26.0"}
+# What vllm-ascend's platform adds besides the "ascend" quantization: v0.26.0rc1 registers the Kimi-K3
+# parsers itself (vllm_ascend/patch/platform/patch_kimi_k3_parsers.py on releases/v0.26.0rc).
+ASCEND_PARSERS = {"v0.26.0rc1": ["kimi_k3"]}
 
 
 def msg(variable, problem, fix):
@@ -43,7 +49,9 @@ def test_shape_and_provenance(release):
     assert entry["reasoning_parsers"] == sorted(set(entry["reasoning_parsers"]))
     assert entry["tool_call_parsers"] == sorted(set(entry["tool_call_parsers"]))
     assert entry["vllm_ascend"]["quantization_methods"] == ["ascend"]
-    assert entry["vllm_ascend"]["reasoning_parsers"] == [] and entry["vllm_ascend"]["tool_call_parsers"] == []
+    own = ASCEND_PARSERS.get(release, [])
+    assert entry["vllm_ascend"]["reasoning_parsers"] == own and entry["vllm_ascend"]["tool_call_parsers"] == own
+    assert entry["vllm_pin"].get("ref", release) == ("releases/v0.26.0rc" if release == "v0.26.0rc1" else release)
 
 
 def test_known_facts_of_vllm_0_17():
