@@ -42,6 +42,7 @@ lint: venv ## yamllint, ansible-lint (production profile), changelog lint, gener
 	check-jsonschema --builtin-schema vendor.gitlab-ci examples/fleet-ci/gitlab-ci.yml
 	$(BIN)/python scripts/check-argument-specs.py
 	$(BIN)/python scripts/gen-role-docs.py --check
+	$(BIN)/python scripts/gen-input-docs.py --check
 	scripts/check-ee.sh "$(VENV)"
 
 sanity: venv ## ansible-test sanity on a copy under .build/ansible_collections/ascendfleet/llm

@@ -35,6 +35,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     model_id_parts,
     release_of,
 )
+from ansible_collections.ascendfleet.llm.plugins.module_utils._deploy_schema import SCHEMA, validate
 from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import to_bool
 
 # The reference procedure's flags for Qwen3.5-27B on 910B (docs/architecture.md), and a text model.
@@ -168,7 +169,7 @@ MEMBER_KEYS = ("model", "revision", "image", "tensor_parallel_size", "data_paral
 # members talk over, and that NIC for Gloo, the TP sockets and HCCL's bootstrap socket.
 MULTINODE_NIC_ENV = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
-KNOWN_KEYS = frozenset(BASE) | frozenset(("name", "model", "preset"))
+KNOWN_KEYS = frozenset(SCHEMA)
 
 # The deployment keys that are booleans: (key, null allowed, fix). Each is read once, as Ansible
 # reads a boolean (_inputs.to_bool: "no", "false", "off", 0 are False), after the merge and before
@@ -486,6 +487,18 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
         return {"deployments": [], "absent": [], "warnings": [],
                 "errors": ["%s: ascendfleet_deployments: must be a list of deployments, got %s. Fix: write it as a "
                            "YAML list of mappings with at least name and model." % (host, type(deployments).__name__)]}
+    if not isinstance(defaults or {}, dict):
+        return {"deployments": [], "absent": [], "warnings": [],
+                "errors": ["%s: vllm_compose_deployment_defaults: must be a mapping of deployment keys, got %s. Fix: write "
+                           "it as a YAML mapping, e.g. {gpu_memory_utilization: 0.9}, or leave it {}"
+                           % (host, type(defaults).__name__)]}
+    # Booleans of the defaults are refused per deployment (_check_bools), after the merge.
+    converted, problems = validate(dict((k, v) for k, v in (defaults or {}).items() if k != "name"), skip_types=("bool",))
+    if problems:
+        return {"deployments": [], "absent": [], "warnings": [],
+                "errors": ["%s: vllm_compose_deployment_defaults: %s: %s. Fix: %s" % (host, key, problem, fix)
+                           for key, problem, fix in problems]}
+    defaults = dict(defaults or {}, **converted)
     seen_names = set()
     for index, raw in enumerate(deployments):
         label = "#%d" % (index + 1)
@@ -502,10 +515,13 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
             errors.append(_msg(host, name, "name", "two deployments are named %s" % name, "give each deployment its own name"))
             continue
         seen_names.add(name)
-        unknown = sorted(set(raw) - KNOWN_KEYS)
-        if unknown:
-            errors.append(_msg(host, name, ", ".join(unknown), "unknown key(s)",
-                               "remove them or fix the spelling (known: %s)" % ", ".join(sorted(KNOWN_KEYS))))
+        # The declared schema (_deploy_schema: types, ranges, patterns, forbidden keys, with Ansible's
+        # ArgumentSpecValidator); a deployment with a bad key is not planned further.
+        converted, problems = validate(raw)
+        if problems:
+            errors.extend(_msg(host, name, key, problem, fix) for key, problem, fix in problems)
+            continue
+        raw = dict(raw, **converted)
         try:
             dep = merge(raw, defaults, presets, release_of_settings(dict(defaults or {}, **raw), image))
         except DeployError as exc:
