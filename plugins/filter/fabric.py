@@ -14,6 +14,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import fabric_findings as _findings
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import member_mismatches, ping_plan
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import multinode_deployments as _deployments
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import multinode_members as _multinode_members
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import MEMBER_KEYS
 
@@ -39,6 +40,13 @@ def fabric_member_mismatches(members, deployment):
     return member_mismatches(str(deployment), _members(members, "fabric_member_mismatches"), list(MEMBER_KEYS))
 
 
+def multinode_deployments(deployments, host):
+    """The present multi-node deployments of the list ``deployments`` that name ``host`` as a member."""
+    if not isinstance(host, str):
+        raise AnsibleFilterError("multinode_deployments: host must be an inventory name, got %r" % (host,))
+    return _deployments(host, list(deployments) if isinstance(deployments, (list, tuple)) else deployments)
+
+
 def multinode_members(hosts, hostvars, variables=("ascendfleet_deployments",)):
     """The hosts of ``hosts`` that a present multi-node deployment of any of them lists as a member.
 
@@ -60,4 +68,4 @@ class FilterModule(object):
     def filters(self):
         return {"fabric_ping_plan": fabric_ping_plan, "fabric_findings": fabric_findings,
                 "fabric_member_mismatches": fabric_member_mismatches,
-                "multinode_members": multinode_members}
+                "multinode_members": multinode_members, "multinode_deployments": multinode_deployments}

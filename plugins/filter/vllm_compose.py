@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_cli
-from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import judge, summary_entry
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import judge
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import (
     DeployError,
     hbm_per_card,
@@ -52,13 +52,6 @@ def vllm_compose_noop(planned, host_states, rendered=None, env_sha256=None, serv
                  env_sha256 or None, str(service), host=str(host), endpoint_host=str(endpoint_host))
 
 
-def vllm_compose_result(dep, host, cards, endpoint_host):
-    """The fleet summary's entry of deployment ``dep`` on ``host`` (status unchanged, see _vllm_noop.summary_entry)."""
-    if not isinstance(dep, dict) or "name" not in dep:
-        raise AnsibleFilterError("vllm_compose_result: input must be a planned deployment, got %s" % type(dep).__name__)
-    return summary_entry(str(host), dep, cards, str(endpoint_host))
-
-
 def vllm_compose_pull_failure(message, ref):
     """Why pulling ``ref`` failed (from the Docker daemon's ``message``) and the fix, in one sentence."""
     return pull_failure(str(ref), message)
@@ -69,4 +62,4 @@ class FilterModule(object):
 
     def filters(self):
         return {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_noop": vllm_compose_noop,
-                "vllm_compose_pull_failure": vllm_compose_pull_failure, "vllm_compose_result": vllm_compose_result}
+                "vllm_compose_pull_failure": vllm_compose_pull_failure}

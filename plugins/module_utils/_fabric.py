@@ -220,6 +220,18 @@ def tcp_state(error):
     return "unreachable"
 
 
+def multinode_deployments(host: str, deployments: object) -> List[dict]:
+    """The present multi-node deployments of ``deployments`` (a host's list) that name ``host`` as a
+    member, in their order: mappings with a list of ``members`` and a ``state`` other than
+    ``absent`` (the same rule as :func:`multinode_members`). Items of any other shape are left to
+    the input checks."""
+    if not isinstance(deployments, list):
+        return []
+    return [dep for dep in deployments
+            if isinstance(dep, dict) and dep.get("state", "present") != "absent"
+            and isinstance(dep.get("members"), list) and host in dep["members"]]
+
+
 def multinode_members(hosts: List[str], deployment_lists: List[object]) -> List[str]:
     """The hosts of ``hosts`` (in that order) that some present multi-node deployment lists as a member.
 

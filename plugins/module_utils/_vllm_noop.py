@@ -28,6 +28,8 @@ sha256) is compared by the vllm_compose_noop filter.
 
 from __future__ import annotations
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_rollout as rollout
+
 CONFIG_HASH_LABEL = "com.docker.compose.config-hash"
 IMAGE_LABEL = "com.docker.compose.image"
 SERVICE_LABEL = "com.docker.compose.service"
@@ -146,7 +148,9 @@ def judge(deployments, absent, refusals, host_states, rendered, env_sha256, serv
 
 
 def summary_entry(host, dep, cards, endpoint_host):
-    """The fleet summary's entry of an unchanged deployment, as tasks/deployment.yml reports it."""
-    return {"host": host, "deployment": dep["name"], "model": dep.get("model"), "cards": list(cards or []),
-            "image": dep.get("image"), "endpoint": "http://%s:%s/v1" % (endpoint_host, dep.get("port")),
-            "served_model_name": dep.get("served_model_name"), "status": "unchanged", "reason": ""}
+    """The fleet summary's entry of an unchanged deployment: its rollout taken through the states the
+    verdict judged (cards kept, image present, the live file last-known-good's, running as written)
+    to kept, reported through the one record function (_vllm_rollout.result)."""
+    kept = rollout.step(rollout.new(dep["name"], host), [rollout.CARDS, rollout.IMAGE, rollout.RENDERED, rollout.KEPT],
+                        cards=cards, new_config=False, as_written=True)
+    return rollout.result(kept, dep, endpoint_host)

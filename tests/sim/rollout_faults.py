@@ -12,6 +12,8 @@ the same roll-forward to its end and checks what an operator relies on:
   never-healthy tag, rolled back, gated and healthy on last-known-good, and fails the host;
 - a re-run that reports ``unchanged`` only does so for a live compose file equal to
   last-known-good whose container answers /health;
+- a host broken under last-known-good (nothing to render) is gated, its restore gated too, and
+  the run fails without calling it unchanged or healthy again;
 - the NPU ledger's cards for qwen are the cards its container runs on, and
   last-good/state.json names the image that runs (when the re-run passed).
 
@@ -224,6 +226,46 @@ def two_runs(args, tag):
     return 0
 
 
+SOC = "/usr/local/Ascend/driver/lib64/ascendfleet_sim_soc"
+
+
+def broken_under_last_good(args, tag):
+    """The host breaks under last-known-good (its driver surface empty, the container restarted: it
+    cannot start again) and a run to the tag that runs (``tag``) finds nothing to render: its gate
+    must still run and fail, the restore (which changes nothing) must be gated and fail too, and the
+    run must fail without calling the deployment unchanged or healthy again. Then the host mended,
+    a re-run ends healthy on ``tag``. Returns the number of failures (0 or 1)."""
+    start = time.time()
+    problems = []
+    soc = on_host(args.host, "cat", SOC).stdout
+    on_host(args.host, "sh", "-c", ": > " + SOC)
+    try:
+        on_host(args.host, "docker", "restart", "-t", "2", CONTAINER)
+        rc, out, dummy = playbook(args, tag)
+        if rc == 0:
+            problems.append("the run on a broken host ended rc 0 (status %r)" % recap_status(out))
+        if "Rolled back to last-known-good" in out or recap_status(out) == "unchanged":
+            problems.append("the run on a broken host called it unchanged or rolled back healthy")
+        if "rollback to last-known-good failed too" not in out:
+            problems.append("the restore was not gated (no 'rollback to last-known-good failed too')")
+    finally:
+        # Mended as an operator does: the driver surface back, the crash-looping container removed.
+        on_host(args.host, "sh", "-c", "printf %s '" + soc.strip() + "' > " + SOC)
+        on_host(args.host, "docker", "rm", "-f", CONTAINER)
+    rc2, out2, dummy = playbook(args, tag)
+    st = host_state(args.host)
+    problems += judge(tag, rc2, out2, st, "quay.io/ascend/vllm-ascend:")
+    if problems:
+        print("FAIL broken under last-known-good (to %s): %s\nstate: %s\n--- broken run (end) ---\n%s\n--- mended re-run (end) ---\n%s"
+              % (tag, "; ".join(problems), json.dumps({k: v for k, v in st.items() if k not in ("live", "last_good")}),
+                 out[-4000:], out2[-3000:]))
+        return 1
+    print("ok   broken under last-known-good (gate and restore gated and failed, rc %d; mended: %s, %s on %s) in %ds"
+          % (rc, recap_status(out2), st.get("image"), st.get("cards"), time.time() - start))
+    sys.stdout.flush()
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inventory", required=True)
@@ -269,6 +311,8 @@ def main(argv=None):
         # To the tag that does not run now (the converge deployed GOOD).
         last = GOOD if last == OTHER else OTHER
         failures += two_runs(args, last)
+    if not args.only or "broken under last-known-good" in args.only:
+        failures += broken_under_last_good(args, last or GOOD)
     if last is not None and not args.only:
         # Idempotent at the end: a last run to the last tag that passed its gate changes nothing.
         rc, out, dummy = playbook(args, last)

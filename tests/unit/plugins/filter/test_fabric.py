@@ -75,3 +75,19 @@ def test_multinode_members_leave_malformed_inputs_to_the_input_checks():
     assert FILTERS["multinode_members"](["a", "b"], hostvars) == ["b"]
     with pytest.raises(AnsibleFilterError, match="expected a list of inventory names"):
         FILTERS["multinode_members"]("a", hostvars)
+
+
+def test_multinode_deployments_of_a_host():
+    pair = {"name": "pair", "members": ["c", "d"], "devices": [0, 1]}
+    deps = [{"name": "one", "model": "Qwen/Qwen3-8B"}, {"name": "gone", "members": ["c", "x"], "state": "absent"},
+            pair, "x", {"name": "q", "members": "c"}, {"name": "big", "members": ["a", "b"]}]
+    assert FILTERS["multinode_deployments"](deps, "c") == [pair]
+    assert FILTERS["multinode_deployments"](deps, "d") == [pair]
+    assert FILTERS["multinode_deployments"](deps, "x") == []
+    # The same rule as multinode_members: a host is a member of some deployment iff it has some.
+    hostvars = {h: {"ascendfleet_deployments": deps} for h in ["a", "b", "c", "d", "e", "x"]}
+    assert [h for h in hostvars if FILTERS["multinode_deployments"](deps, h)] == \
+        FILTERS["multinode_members"](list(hostvars), hostvars)
+    assert FILTERS["multinode_deployments"]("not a list", "c") == []
+    with pytest.raises(AnsibleFilterError, match="multinode_deployments: host must be an inventory name"):
+        FILTERS["multinode_deployments"](deps, None)

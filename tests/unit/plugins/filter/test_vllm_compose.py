@@ -7,7 +7,6 @@ from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import (
     vllm_compose_noop,
     vllm_compose_plan,
     vllm_compose_pull_failure,
-    vllm_compose_result,
 )
 
 CHIPS = [{"device_id": d, "health": "OK", "hbm_total_mb": 65536} for d in range(8)]
@@ -19,8 +18,7 @@ IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.17.0rc1", "o
 
 def test_registered():
     assert FilterModule().filters() == {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_noop": vllm_compose_noop,
-                                        "vllm_compose_pull_failure": vllm_compose_pull_failure,
-                                        "vllm_compose_result": vllm_compose_result}
+                                        "vllm_compose_pull_failure": vllm_compose_pull_failure}
 
 
 def test_pull_failure_as_the_role_calls_it():
@@ -38,18 +36,6 @@ def test_as_the_role_calls_it():
     assert plan["errors"] == []
     assert plan["deployments"][0]["image"] == "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"
     assert plan["deployments"][0]["served_model_name"] == "Qwen3.5-27B"
-
-
-def test_result_entry_as_the_role_builds_it():
-    deps = [{"name": "qwen", "preset": "qwen3.5-27b", "model": "Qwen/Qwen3.5-27B", "port": 8000}]
-    plan = vllm_compose_plan(deps, "h1", family="910B", healthy_device_ids=["4", 5, 6, 7], chips=CHIPS,
-                             models=MODELS, defaults={}, image=IMAGE)
-    assert vllm_compose_result(plan["deployments"][0], "h1", [4, 5], "10.0.0.5") == {
-        "host": "h1", "deployment": "qwen", "model": "Qwen/Qwen3.5-27B", "cards": [4, 5],
-        "image": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler", "endpoint": "http://10.0.0.5:8000/v1",
-        "served_model_name": "Qwen3.5-27B", "status": "unchanged", "reason": ""}
-    with pytest.raises(AnsibleFilterError, match="vllm_compose_result: input must be a planned deployment"):
-        vllm_compose_result(["qwen"], "h1", [], "10.0.0.5")
 
 
 def test_hbm_from_healthy_chips_only():
