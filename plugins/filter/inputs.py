@@ -15,6 +15,7 @@ import os
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import RULES, check, message, shared_inputs
+from ansible_collections.ascendfleet.llm.plugins.module_utils._shared_inputs import conflicts
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 ROLES = ("npu_verify", "model_prefetch", "vllm_compose")
@@ -51,10 +52,12 @@ def input_names(roles=ROLES):
                   | set(n for n in RULES if any(n.startswith(r + "_") for r in roles)))
 
 
-def input_errors(variables, host="host", roles=ROLES):
+def input_errors(variables, host="host", roles=ROLES, shared=False):
     """One message per bad input among ``variables`` (a host's vars, e.g. hostvars[host]).
 
     A value equal to ``__ascendfleet_unset__`` (the vars lookup's default in the roles) is not set.
+    ``shared``: also refuse role variables of one shared input that disagree (``_shared_inputs``);
+    only for variables as the control node sees them (inventory and extra vars, no role defaults).
     """
     if isinstance(roles, str):
         roles = [roles]
@@ -69,7 +72,11 @@ def input_errors(variables, host="host", roles=ROLES):
         except Exception as exc:  # pylint: disable=broad-except
             # an undefined or broken template
             errors.append(message(host, name, "cannot be evaluated (%s)" % exc, "fix the expression or the variables it uses"))
-    return errors + check(str(host), options, values)
+    errors += check(str(host), options, values)
+    if shared:
+        refused = set(name for name in values if check(str(host), options, values, names=[name]))
+        errors += conflicts(str(host), options, values, skip=refused)
+    return errors
 
 
 class FilterModule(object):

@@ -77,5 +77,5 @@ def test_every_report_is_written_by_fleet_report():
     for path, task in report_tasks():
         if "ascendfleet.llm.fleet_report" in task:
             assert task["run_once"] is True, path
-        # nothing else writes on the control node
-        assert task.get("delegate_to") != "localhost", "%s: %s" % (path, task.get("name"))
+        # nothing else writes on the control node (a stat only reads: the image pre-flight's archive check)
+        assert task.get("delegate_to") != "localhost" or "ansible.builtin.stat" in task, "%s: %s" % (path, task.get("name"))

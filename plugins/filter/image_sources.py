@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
+"""Filter judging, in the pre-flight, whether each image a host needs can reach it (role vllm_compose).
+
+Documentation: vllm_compose_image_source_errors.yml beside this file.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._image_sources import errors
+
+
+def vllm_compose_image_source_errors(planned, host, source, present, remote=None, local=None, manifests=None,
+                                     archive_dir="", remote_dir=""):
+    """Messages for the images of ``planned`` (a vllm_compose_plan result) that cannot reach ``host``."""
+    images = {}
+    for dep in list((planned or {}).get("deployments") or []) + list((planned or {}).get("multinode") or []):
+        if isinstance(dep, dict) and dep.get("image"):
+            images.setdefault(dep["image"], []).append(str(dep.get("name")))
+    return errors(str(host), source, images, present, remote=remote, local=local, manifests=manifests,
+                  archive_dir=archive_dir or "", remote_dir=remote_dir or "")
+
+
+class FilterModule(object):
+    """Image source checks."""
+
+    def filters(self):
+        return {"vllm_compose_image_source_errors": vllm_compose_image_source_errors}

@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ascendfleet.llm contributors
+# Dual-licensed: Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0),
+# or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
+"""Can each image a host will need reach it? Judged in the pre-flight, before the prefetch.
+
+PRIVATE to this collection; may change without notice. Standard library and ansible.module_utils only.
+
+Only images missing on the host are judged (a host that has its image needs neither the registry
+nor an archive: offline hosts). For the archive source, the archive must wait on the host
+(``vllm_compose_image_archive_remote_dir``) or be a readable file on the control node
+(``vllm_compose_image_archive_dir``). For the pull source, the host asked the registry for the
+manifest (``docker manifest inspect``, read-only): only the two answers that are certain refuse -
+the registry does not know the tag or digest, or it cannot be reached. Anything else (no
+credentials before the login, a TLS or plain-HTTP setting the Docker CLI reads differently from
+the daemon) is left to the pull, which names it (``_vllm_deploy.pull_failure``).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import pull_failure
+
+# docker manifest inspect (Docker CLI 20.10-28): "no such manifest: <ref>"; a registry's error
+# body "manifest unknown"; a 500 for a digest that names no manifest (as the pull sees it).
+UNKNOWN_RE = re.compile(r"no such manifest|manifest unknown|not found: manifest|manifest for .* not found", re.IGNORECASE)
+UNREACHABLE_RE = re.compile(r"no such host|connection refused|i/o timeout|network is unreachable|no route to host|"
+                            r"Client\.Timeout|context deadline exceeded", re.IGNORECASE)
+
+
+def archive_name(ref):
+    """The archive file of an image reference, as image.yml names it (``/``, ``:`` and ``@`` become ``_``)."""
+    return re.sub(r"[/:@]", "_", ref) + ".tar"
+
+
+def _by_item(results):
+    """``{item: result}`` of a registered loop (``results`` of a loop over image references)."""
+    out = {}
+    for result in (results or {}).get("results", []) if isinstance(results, dict) else []:
+        if isinstance(result, dict) and "item" in result and not result.get("skipped"):
+            out[result["item"]] = result
+    return out
+
+
+def errors(host, source, images, present, remote=None, local=None, manifests=None,
+           archive_dir="", remote_dir=""):
+    """One message per image of ``images`` (``{ref: [deployment names]}``) that cannot reach ``host``.
+
+    ``present``: the registered loop of ``docker image inspect`` (rc 0: on the host); ``remote`` /
+    ``local``: the registered loops of ``stat`` on the host's and the control node's archive
+    (source archive); ``manifests``: the registered loop of ``docker manifest inspect`` (source pull).
+    """
+    present, remote, local, manifests = _by_item(present), _by_item(remote), _by_item(local), _by_item(manifests)
+    out = []
+    for ref in sorted(images):
+        names = ", ".join(sorted(images[ref]))
+        if present.get(ref, {}).get("rc") == 0:
+            continue
+        where = "%s: deployment %s" % (host, names)
+        if source == "archive":
+            if (remote.get(ref, {}).get("stat") or {}).get("exists"):
+                continue
+            path = "%s/%s" % (archive_dir.rstrip("/"), archive_name(ref))
+            stat = (local.get(ref, {}).get("stat") or {})
+            if not archive_dir:
+                out.append("%s: vllm_compose_image_archive_dir: is empty while the image source is archive, and image %s "
+                           "is not on the host nor its archive in %s. Fix: set it to the control-node directory holding "
+                           "the image archives, or use ascendfleet_image_source: pull" % (where, ref, remote_dir))
+                continue
+            if not stat.get("exists"):
+                problem = ("%s is missing on the control node (image %s is not on the host, and no archive waits in %s)"
+                           % (path, ref, remote_dir))
+            elif stat.get("isdir"):
+                problem = "%s on the control node is a directory, not the image archive of %s" % (path, ref)
+            elif not stat.get("readable"):
+                problem = "%s on the control node cannot be read by the user running ansible-playbook" % path
+            else:
+                continue
+            out.append("%s: vllm_compose_image_archive_dir: %s. Fix: save the image there on the control node "
+                       "(docker save -o %s %s), or set vllm_compose_image_archive_dir to the directory that holds "
+                       "it, or use ascendfleet_image_source: pull" % (where, problem, path, ref))
+        elif source == "pull":
+            result = manifests.get(ref)
+            if not result or result.get("rc") == 0:
+                continue
+            text = " ".join(str(result.get("stderr") or result.get("msg") or "").split())
+            if UNKNOWN_RE.search(text):
+                # pull_failure's wording and fix, for the CLI's own way of saying it
+                out.append("%s: image %s: %s" % (where, ref, pull_failure(ref, text + " (manifest unknown)")))
+            elif UNREACHABLE_RE.search(text):
+                out.append("%s: image %s: %s" % (where, ref, pull_failure(ref, text)))
+    return out

@@ -1,0 +1,78 @@
+"""playbooks/check_inputs.yml runs under any --limit (issue 28): the way ops teams re-run one
+server (``--limit npu-a01``) used to skip the check play, which ran on localhost, so a bad play
+knob passed with rc 0. Real ansible-playbook runs against an inventory whose hosts cannot be
+reached (ssh to port 9): the checks run on the control node, so a refusal comes before any
+connection, and a play that did reach for a host would show UNREACHABLE."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+ANSIBLE_PLAYBOOK = pathlib.Path(sys.executable).parent / "ansible-playbook"
+INVENTORY = """\
+all:
+  children:
+    ascend_servers:
+      hosts:
+        npu-a01: {ansible_host: 127.0.0.1, ansible_port: 9, ansible_connection: ssh, ansible_user: nobody}
+        npu-a02: {ansible_host: 127.0.0.1, ansible_port: 9, ansible_connection: ssh, ansible_user: nobody}
+"""
+
+
+def run(tmp_path, playbook, *args, host_vars=None):
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(INVENTORY)
+    for host, text in (host_vars or {}).items():
+        (tmp_path / "host_vars").mkdir(exist_ok=True)
+        (tmp_path / "host_vars" / (host + ".yml")).write_text(text)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(ROOT / "playbooks" / playbook)] + list(args),
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def recap(out, host):
+    line = next(line for line in out.splitlines() if line.startswith(host + " ") and "ok=" in line)
+    return dict(part.split("=") for part in line.split(":", 1)[1].split())
+
+
+@pytest.mark.parametrize("playbook", ["deploy_qwen.yml", "prefetch.yml", "verify.yml", "rollback.yml", "undeploy.yml"])
+def test_a_bad_play_knob_is_refused_under_limit(tmp_path, playbook):
+    rc, out = run(tmp_path, playbook, "--limit", "npu-a01", "-e", "vllm_compose_serial=half")
+    assert rc == 2, out
+    assert ("npu-a01: vllm_compose_serial: 'half' is neither a number of hosts (1 or more) nor a percentage "
+            "(1% to 100%). Fix: give a batch size") in out, out
+    assert "UNREACHABLE" not in out, out
+    assert recap(out, "npu-a01")["failed"] == "1"
+    assert "npu-a02" not in out
+
+
+def test_a_shared_input_set_under_its_role_name_is_refused_under_limit(tmp_path):
+    rc, out = run(tmp_path, "deploy_qwen.yml", "--limit", "npu-a02",
+                  host_vars={"npu-a02": "model_prefetch_cache_dir: /mnt/disk2/modelscope\n"})
+    assert rc == 2, out
+    assert "npu-a02: model_prefetch_cache_dir: is set to '/mnt/disk2/modelscope', but" in out
+    assert "vllm_compose_cache_dir reads '/var/lib/ascendfleet/modelscope' (the default; ascendfleet_cache_dir is not set)" in out
+    assert "Fix: set ascendfleet_cache_dir (the one name every role reads)" in out
+    assert "UNREACHABLE" not in out, out
+
+
+def test_one_bad_host_stops_the_whole_run(tmp_path):
+    """Without --limit, a bad input of one host ends the run for all (as the localhost play did):
+    the good host does not go on to the next play."""
+    rc, out = run(tmp_path, "deploy_qwen.yml", host_vars={"npu-a02": "vllm_compose_health_timeout: 0\n"})
+    assert rc == 2, out
+    assert "npu-a02: vllm_compose_health_timeout: 0 is outside the range" in out
+    assert "UNREACHABLE" not in out, out
+    assert "Verify the NPU hosts" not in out
+
+
+def test_good_inputs_pass_without_touching_a_host(tmp_path):
+    rc, out = run(tmp_path, "check_inputs.yml", "--limit", "npu-a01")
+    assert rc == 0, out
+    assert recap(out, "npu-a01") == {"ok": "1", "changed": "0", "unreachable": "0", "failed": "0", "skipped": "0",
+                                     "rescued": "0", "ignored": "0"}

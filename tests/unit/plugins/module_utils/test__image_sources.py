@@ -1,0 +1,108 @@
+"""Image sources judged in the pre-flight (issue 28): the archive missing on the control node, the
+registry unreachable, the tag unknown to the registry; an image on the host needs neither.
+Docker's texts are those of Docker CLI 28.2 (`docker manifest inspect`, run on this machine)."""
+from ansible_collections.ascendfleet.llm.plugins.filter.image_sources import vllm_compose_image_source_errors
+from ansible_collections.ascendfleet.llm.plugins.module_utils._image_sources import archive_name, errors
+
+HOST = "npu-a01"
+REF = "quay.io/ascend/vllm-ascend:v0.18.0rc1-openeuler"
+MIRRORED = "registry.site:5000/quay.io/ascend/vllm-ascend:v0.18.0rc1-openeuler"
+ARCHIVE = "quay.io_ascend_vllm-ascend_v0.18.0rc1-openeuler.tar"
+UNREACHABLE = ('failed to configure transport: error pinging v2 registry: Get "https://registry.site:5000/v2/": '
+               'dial tcp: lookup registry.site on 10.255.255.53:53: no such host')
+REFUSED = ('failed to configure transport: error pinging v2 registry: Get "https://127.0.0.1:9/v2/": dial tcp '
+           '127.0.0.1:9: connect: connection refused')
+
+
+def loop(*results):
+    return {"results": list(results), "changed": False}
+
+
+def missing(ref):
+    return {"item": ref, "rc": 1, "stdout": "", "stderr": "Error: No such image: " + ref}
+
+
+def test_archive_name_is_image_yml_s():
+    assert archive_name(REF) == ARCHIVE
+    assert archive_name("r:5000/a/b@sha256:" + "0" * 64) == "r_5000_a_b_sha256_" + "0" * 64 + ".tar"
+
+
+def test_archive_missing_on_the_control_node():
+    out = errors(HOST, "archive", {REF: ["qwen"]}, loop(missing(REF)),
+                 remote=loop({"item": REF, "stat": {"exists": False}}),
+                 local=loop({"item": REF, "stat": {"exists": False}}),
+                 archive_dir="/srv/images/", remote_dir="/var/cache/ascendfleet/images")
+    assert out == ["npu-a01: deployment qwen: vllm_compose_image_archive_dir: /srv/images/" + ARCHIVE + " is missing on "
+                   "the control node (image " + REF + " is not on the host, and no archive waits in "
+                   "/var/cache/ascendfleet/images). Fix: save the image there on the control node (docker save -o "
+                   "/srv/images/" + ARCHIVE + " " + REF + "), or set vllm_compose_image_archive_dir to the directory that "
+                   "holds it, or use ascendfleet_image_source: pull"]
+
+
+def test_archive_unreadable_or_a_directory():
+    [unreadable] = errors(HOST, "archive", {REF: ["qwen"]}, loop(missing(REF)), remote=loop(),
+                          local=loop({"item": REF, "stat": {"exists": True, "readable": False, "isdir": False}}),
+                          archive_dir="/srv/images")
+    assert "/srv/images/%s on the control node cannot be read by the user running ansible-playbook" % ARCHIVE in unreadable
+    [directory] = errors(HOST, "archive", {REF: ["qwen"]}, loop(missing(REF)), remote=loop(),
+                         local=loop({"item": REF, "stat": {"exists": True, "readable": True, "isdir": True}}),
+                         archive_dir="/srv/images")
+    assert "is a directory, not the image archive of " + REF in directory
+
+
+def test_archive_dir_empty():
+    [text] = errors(HOST, "archive", {REF: ["a", "b"]}, loop(missing(REF)), remote=loop(), local=None,
+                    archive_dir="", remote_dir="/var/cache/ascendfleet/images")
+    assert text.startswith("npu-a01: deployment a, b: vllm_compose_image_archive_dir: is empty while the image source is archive")
+
+
+def test_archive_not_needed():
+    # the image is on the host (an offline host that deleted the archive after loading it)
+    assert errors(HOST, "archive", {REF: ["qwen"]}, loop({"item": REF, "rc": 0, "stdout": "sha256:ab"}),
+                  remote=loop(), local=loop(), archive_dir="/srv/images") == []
+    # the archive waits on the host already
+    assert errors(HOST, "archive", {REF: ["qwen"]}, loop(missing(REF)),
+                  remote=loop({"item": REF, "stat": {"exists": True}}), local=loop(), archive_dir="/srv/images") == []
+    # a readable archive on the control node
+    assert errors(HOST, "archive", {REF: ["qwen"]}, loop(missing(REF)), remote=loop({"item": REF, "stat": {"exists": False}}),
+                  local=loop({"item": REF, "stat": {"exists": True, "readable": True, "isdir": False}}),
+                  archive_dir="/srv/images") == []
+
+
+def test_registry_unreachable():
+    for text in (UNREACHABLE, REFUSED):
+        [out] = errors(HOST, "pull", {MIRRORED: ["qwen"]}, loop(missing(MIRRORED)),
+                       manifests=loop({"item": MIRRORED, "rc": 1, "stdout": "", "stderr": text}))
+        assert out.startswith("npu-a01: deployment qwen: image " + MIRRORED + ": registry.site:5000 cannot be reached "
+                              "from the host. Fix: check that the registry is up")
+        assert "set ascendfleet_image_mirror" in out
+
+
+def test_tag_unknown_to_the_registry():
+    [out] = errors(HOST, "pull", {MIRRORED: ["qwen"]}, loop(missing(MIRRORED)),
+                   manifests=loop({"item": MIRRORED, "rc": 1, "stdout": "", "stderr": "no such manifest: " + MIRRORED}))
+    assert out.startswith("npu-a01: deployment qwen: image " + MIRRORED + ": registry.site:5000 does not serve it (no such "
+                          "tag, or no such digest in that repository). Fix: check the tag (ascendfleet_image_version")
+
+
+def test_pull_answers_left_to_the_pull():
+    """Not certain before the login or with the daemon's own trust: the pull decides (and names it)."""
+    for text in ("errors: denied: requested access to the resource is denied unauthorized: authentication required",
+                 'Get "https://r:5002/v2/": http: server gave HTTP response to HTTPS client',
+                 "x509: certificate signed by unknown authority", "The command action failed to execute in the expected time frame"):
+        assert errors(HOST, "pull", {MIRRORED: ["qwen"]}, loop(missing(MIRRORED)),
+                      manifests=loop({"item": MIRRORED, "rc": 1, "stderr": text})) == [], text
+    # the registry knows it; and an image on the host is not asked for (offline hosts)
+    assert errors(HOST, "pull", {MIRRORED: ["qwen"]}, loop(missing(MIRRORED)),
+                  manifests=loop({"item": MIRRORED, "rc": 0, "stdout": "{}"})) == []
+    assert errors(HOST, "pull", {MIRRORED: ["qwen"]}, loop({"item": MIRRORED, "rc": 0}),
+                  manifests=loop({"item": MIRRORED, "skipped": True})) == []
+
+
+def test_filter_groups_the_plan_s_deployments_by_image():
+    plan = {"deployments": [{"name": "a", "image": REF}, {"name": "b", "image": REF}],
+            "multinode": [{"name": "big", "image": MIRRORED}], "errors": []}
+    out = vllm_compose_image_source_errors(plan, HOST, "pull", loop(missing(REF), missing(MIRRORED)),
+                                           manifests=loop({"item": REF, "rc": 1, "stderr": "no such manifest: " + REF},
+                                                          {"item": MIRRORED, "rc": 1, "stderr": UNREACHABLE}))
+    assert [line.split(": image ")[0] for line in out] == ["npu-a01: deployment a, b", "npu-a01: deployment big"]
