@@ -249,8 +249,8 @@ def fetch(params, host, environ=None):
     check_mode, progress_interval.
     """
     environ = dict(os.environ if environ is None else environ)
-    # The token comes as an option or, as the role passes it, in the task's environment (never
-    # in module arguments, which an async job keeps on disk while it runs).
+    # The token comes as the no_log option (as the role passes it: never on a command line) or, for
+    # callers that set it there, from the module's environment; the CLI gets it in its environment.
     params = dict(params, token=params.get("token") or environ.get("MODELSCOPE_API_TOKEN") or None)
     cache = ModelCache(params["cache_dir"], params["model"], params["revision"],
                        params.get("include"), params.get("exclude"), host)

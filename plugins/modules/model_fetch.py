@@ -86,11 +86,16 @@ options:
     default: https://www.modelscope.cn
   token:
     description:
-      - ModelScope access token for private models. Passed to the CLI in its environment
-        (C(MODELSCOPE_API_TOKEN)), never on a command line or to disk.
-      - When omitted, C(MODELSCOPE_API_TOKEN) from the task's C(environment) is used; prefer that
-        with C(async), because Ansible keeps an async job's module arguments in a file on the host
-        while the job runs.
+      - ModelScope access token for private models. The module passes it to the C(modelscope) CLI in
+        the CLI's environment (C(MODELSCOPE_API_TOKEN), which only the process owner and root can
+        read), never on a command line, and writes it to no file.
+      - Give it here, with C(no_log) on the task. Ansible sends module arguments on the connection's
+        standard input (pipelining) or, with C(async), in the module's file inside its private
+        (C(0700)) remote tmp directory, which the job removes when it ends.
+      - Do not pass the token with the task's C(environment) - Ansible writes a task's environment
+        into the remote command line (C(MODELSCOPE_API_TOKEN=... python3 ...)), visible in C(ps), in
+        sudo's log and in C(-vvv) output. When the option is omitted, C(MODELSCOPE_API_TOKEN) from the
+        module's environment is still used.
     type: str
   cli:
     description: Path of the C(modelscope) executable (usually in a dedicated virtualenv).

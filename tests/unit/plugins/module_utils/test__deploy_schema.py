@@ -30,7 +30,7 @@ MODELS = {QWEN: {"prefetched": True, "revision": "master", "reason": None, "weig
 IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.18.0rc1", "os": "openeuler"}
 GOOD = {"name": "q", "model": QWEN, "port": 8000}
 SERVICE_KEYS = {"image", "network_mode", "shm_size", "restart", "labels", "environment", "devices", "volumes", "command"}
-LABELS = {"io.ascendfleet.llm.deployment", "io.ascendfleet.llm.model", "io.ascendfleet.llm.files-sha256"}
+LABELS = {"io.ascendfleet.llm.deployment", "io.ascendfleet.llm.model"}
 
 
 def plan(dep, **extra):
@@ -60,7 +60,7 @@ def render(dep, device_ids):
         "vllm_compose_shm_size": "1g", "vllm_compose_api_key": "", "vllm_compose_control_devices": ["/dev/davinci_manager"],
         "vllm_compose_host_mounts": ["/usr/local/dcmi"], "vllm_compose_cache_dir": "/var/lib/ascendfleet/modelscope",
         "vllm_compose_project_root": "/opt/ascendfleet", "__vllm_compose_service": "vllm-ascend",
-        "__vllm_compose_hash_label": "io.ascendfleet.llm.files-sha256", "__vllm_compose_env_content": "",
+        "__vllm_compose_env_content": "",
     }
     templar = _TEMPLAR["Templar"](loader=_TEMPLAR["loader"], variables=variables)
     return templar.template(_TEMPLAR["body"], overrides={"trim_blocks": True, "lstrip_blocks": True})

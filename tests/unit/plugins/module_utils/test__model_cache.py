@@ -11,6 +11,8 @@ import os
 import pathlib
 import shutil
 import sys
+import threading
+import time
 
 import pytest
 
@@ -149,13 +151,51 @@ def test_private_model_needs_token(hub, cli, tmp_path):
     hub.faults(private=[MODEL], token="s3cret-token")
     with pytest.raises(ms.HubError, match="is private on the hub .* and no token was given"):
         mc.fetch(params(hub, cli, tmp_path), "node-1", env())
-    # As the role passes it: in the environment, not in the module arguments.
-    result = mc.fetch(params(hub, cli, tmp_path), "node-1", dict(env(), MODELSCOPE_API_TOKEN="s3cret-token"))
+    # As the role passes it: the module's no_log option (issue 28: not the task's environment, which
+    # Ansible writes into the remote command line). The hub is slowed so the CLI runs for a while;
+    # meanwhile every process's command line is read: none holds the token, and the CLI has it in its
+    # environment (readable by its owner only).
+    hub.faults(throttle_bytes_per_sec=2000000)
+    seen = {"cmdlines": set(), "cli_environ": False}
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    cmdline = pathlib.Path("/proc", pid, "cmdline").read_bytes()
+                    if b"download\0--model\0" + MODEL.encode() in cmdline:
+                        seen["cli_environ"] |= b"MODELSCOPE_API_TOKEN=s3cret-token\0" in pathlib.Path("/proc", pid, "environ").read_bytes()
+                except OSError:
+                    continue
+                seen["cmdlines"].add(cmdline)
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        result = mc.fetch(params(hub, cli, tmp_path, token="s3cret-token"), "node-1", env())
+    finally:
+        done.set()
+        watcher.join()
     assert result["changed"]
-    # The token travels in the environment only: nothing under the cache holds it.
+    clis = [c for c in seen["cmdlines"] if b"download\0--model\0" + MODEL.encode() in c]
+    assert clis, "the CLI's download was never seen running"
+    assert seen["cli_environ"], "the CLI ran without the token in its environment"
+    assert [c for c in seen["cmdlines"] if b"s3cret-token" in c] == []
+    # Nothing under the cache holds it.
     for root, _dirs, names in os.walk(str(tmp_path)):
         for name in names:
             assert b"s3cret-token" not in pathlib.Path(root, name).read_bytes(), os.path.join(root, name)
+
+
+def test_a_token_in_the_module_environment_still_works(hub, cli, tmp_path):
+    # Callers that set MODELSCOPE_API_TOKEN in the module's environment (not the role) keep working.
+    hub.faults(private=[MODEL], token="s3cret-token")
+    result = mc.fetch(params(hub, cli, tmp_path), "node-1", dict(env(), MODELSCOPE_API_TOKEN="s3cret-token"))
+    assert result["changed"]
 
 
 def test_hub_unreachable(cli, tmp_path):

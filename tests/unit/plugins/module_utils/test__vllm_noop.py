@@ -156,3 +156,19 @@ def test_a_live_config_no_gate_passed_on_is_never_unchanged():
     assert "gate: the live compose.yaml is not last-known-good (no gate passed on it: a run stopped before its gate, or skipped it)" in reasons
     # A first deployment stopped before its first record has no last-good/compose.yaml at all.
     assert verdict(state(last_good_compose=None))["unchanged"] is False
+
+
+def test_the_api_key_is_judged_by_the_env_file_read_on_the_host():
+    # No label carries the key's digest any more (issue 28): the compose file is the same for any
+    # key, so the verdict's only view of the key is vllm.env's sha256 as vllm_host_info reads it on
+    # the host, against the line the role would write. Digests written by hand:
+    # printf 'VLLM_API_KEY=sim-key-3b9f\n' | sha256sum (and the same for another-key-71c2).
+    written = "3cd0e13cb8958429428242b2bc00e01234c744b8c0c99e7b8ef7c55b8a2e656b"
+    other = "8f369fe19091538655d92e36f1af6cf2c60d3ad81f9f3bf203e6292a0444a5f3"
+    on_host = state(env_sha256=written, env_mode="0600")
+    assert verdict(on_host, env=written)["unchanged"] is True
+    out = verdict(on_host, env=other)
+    assert out["unchanged"] is False and out["kept"] == []
+    assert out["deployments"][0]["reasons"] == ["files: vllm.env differs (content or mode 0600)"]
+    # A key set where none was: no vllm.env on the host yet.
+    assert verdict(state(), env=written)["deployments"][0]["reasons"] == ["files: vllm.env differs (content or mode 0600)"]
