@@ -50,6 +50,10 @@ CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 # A character beyond U+FFFF: JSON (the compose template's quoting) writes it as a surrogate pair,
 # which Docker Compose's YAML parser refuses ("found invalid Unicode character escape code").
 ASTRAL_RE = re.compile(r"[\U00010000-\U0010ffff]")
+# An extra_env value may hold a line feed (the template writes it JSON-quoted, and a container's
+# environment takes it as it is: molecule vllm_compose_health_gate passes one through); every
+# other control character and Unicode line break is refused there too.
+ENV_VALUE_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]")
 # An environment variable name is a YAML key: at most 256 characters (YAML's implicit key limit is 1024).
 ENV_NAME_MAX = 256
 # A parser name as vLLM registers them (qwen3, qwen3_coder, deepseek_r1, hermes, ...).
@@ -248,7 +252,7 @@ def _item_problem(entry, value, where):
     if isinstance(value, str):
         if len(value) > MAX_LEN:
             return "%s is %d characters long (at most %d)" % (where, len(value), MAX_LEN)
-        if CONTROL_RE.search(value):
+        if (entry.get("control_re") or CONTROL_RE).search(value):
             return "%s %s holds a line break or another control character" % (where, _shown(value))
         if ASTRAL_RE.search(value):
             return "%s %s holds a character beyond U+FFFF (an emoji?), which Docker Compose cannot read back" % (
@@ -326,7 +330,7 @@ def _check_entry(key, entry, value):
                 item = str(item)
             elif not isinstance(item, str):
                 return None, "%s: %s is a %s, not a string" % (name, _shown(item), "null" if item is None else type(item).__name__)
-            problem = _item_problem({}, item, "%s:" % name)
+            problem = _item_problem({"control_re": ENV_VALUE_CONTROL_RE}, item, "%s:" % name)
             if problem:
                 return None, problem
             out[name] = item

@@ -120,7 +120,7 @@ def test_the_template_alone_writes_an_odd_env_key_as_one_quoted_key():
     ("extra_env", {"VLLM_API_KEY": "k"}, "VLLM_API_KEY is set by the collection: set vllm_compose_api_key"),
     ("extra_env", {"A": None}, "A: None is a null, not a string"),
     ("extra_env", {"A": ["x"]}, "A: ['x'] is a list, not a string"),
-    ("extra_env", {"A": "x\ny"}, "holds a line break"),
+    ("extra_env", {"A": "x\ry"}, "holds a line break"),
     ("extra_env", {"A": "\U0001f600"}, "holds a character beyond U+FFFF"),
     ("extra_env", {"A" * 257: "1"}, "at most 256 characters"),
     ("extra_env", "A=1", "is a str, not a mapping"),
