@@ -63,7 +63,10 @@ REVISION_RE = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 # An image reference: [registry[:port]/]path[:tag][@sha256:digest], no whitespace.
 IMAGE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,254}(@sha256:[0-9a-f]{64})?")
 # A served model name (vLLM's --served-model-name, what clients send as "model"): printable, no spaces.
-SERVED_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,199}")
+# Any text clients send as "model" (vLLM takes any string; the template JSON-quotes it and the gate
+# compares it as written: molecule vllm_compose_health_gate serves 'Qwen 8B $x #1 "ü" 千问'),
+# without blanks at either end, at most 200 characters.
+SERVED_NAME_RE = re.compile(r"\S(.{0,198}\S)?", re.S)
 # An inventory host name of a multi-node member.
 HOST_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}")
 
@@ -176,7 +179,7 @@ SCHEMA = {
                            "fix": "write it as YAML data, e.g. speculative_config: {method: qwen3_5_mtp, "
                                   "num_speculative_tokens: 3}, or as a JSON string"},
     "served_model_name": {"type": "str", "pattern": SERVED_NAME_RE,
-                          "form": "letters, digits, '.', '_', '-', '/', ':', starting with a letter or digit",
+                          "form": "a name of 1 to 200 characters without blanks at either end",
                           "doc": "--served-model-name (default: the model id's name part)",
                           "fix": "give the name clients send as model, e.g. Qwen3.5-27B, or leave it unset"},
     "extra_args": {"type": "list", "elements": "str", "forbidden": MANAGED_FLAGS,

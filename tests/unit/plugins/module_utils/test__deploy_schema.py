@@ -132,7 +132,7 @@ def test_the_template_alone_writes_an_odd_env_key_as_one_quoted_key():
     ("revision", "../../etc", "is not a branch, tag or commit"),
     ("revision", "master\n", "holds a line break"),
     ("revision", ["master"], "is a list, not a string"),
-    ("served_model_name", "a b", "is not letters, digits"),
+    ("served_model_name", " padded", "is not a name of 1 to 200 characters without blanks at either end"),
     ("image", "quay.io/x:v1 --privileged", "is not an image reference without spaces"),
     ("image_version", "v0.18.0rc1\n", "holds a line break"),
     ("reasoning_parser", "qwen3;rm", "is not a parser name"),
