@@ -24,11 +24,11 @@ def vllm_rollout(current, to, check_mode=False, host=None, **facts):
     """``current`` (a rollout, or a deployment name to start one) moved to state ``to``."""
     try:
         if isinstance(current, str):
-            if to != rollout_sm.PLANNED and list(to if isinstance(to, (list, tuple)) else [to])[0] != rollout_sm.PLANNED:
+            states = list(to) if isinstance(to, (list, tuple)) else [to]
+            if not states or states[0] != rollout_sm.PLANNED:
                 raise rollout_sm.RolloutError("a rollout starts in state planned, not %r" % (to,))
-            states = list(to)[1:] if isinstance(to, (list, tuple)) else []
             started = rollout_sm.new(current, host=host)
-            return rollout_sm.step(started, states, check_mode=_bool(check_mode), **facts) if states else started
+            return rollout_sm.step(started, states[1:], check_mode=_bool(check_mode), **facts) if states[1:] else started
         if not isinstance(current, dict):
             raise rollout_sm.RolloutError("input must be a rollout (or a deployment name), got %s" % type(current).__name__)
         return rollout_sm.step(current, to, check_mode=_bool(check_mode), **facts)
