@@ -52,6 +52,10 @@ remove_network() {
   fi
 }
 trap 'rm -rf "$logs"; remove_network' EXIT
+# Made once here, before the scenarios start side by side: two creates of one name at the same
+# moment make two networks of that name, and every host start then fails ("network ... is ambiguous").
+docker network inspect "$sim_network" >/dev/null 2>&1 \
+  || docker network create --label ascendfleet-sim.molecule=1 "$sim_network" >/dev/null
 
 run_one() {
   local s=$1 start=$SECONDS rc=0

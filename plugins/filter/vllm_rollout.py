@@ -4,8 +4,8 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filters driving the rollout state machine of one deployment (role vllm_compose, _vllm_rollout).
 
-Documentation: vllm_rollout.yml, vllm_rollout_result.yml, vllm_rollout_gate.yml and
-vllm_rollout_record.yml beside this file.
+Documentation: vllm_rollout.yml, vllm_rollout_result.yml, vllm_rollout_gate.yml,
+vllm_rollout_record.yml and vllm_rollout_unit.yml beside this file.
 """
 
 from __future__ import annotations
@@ -67,9 +67,22 @@ def vllm_rollout_record(dep, cards):
         raise AnsibleFilterError("vllm_rollout_record: %s" % exc)
 
 
+def vllm_rollout_unit(dep, host):
+    """The members that roll ``dep`` out together and ``host``'s part (a unit of one without members)."""
+    if not isinstance(dep, dict) or "name" not in dep:
+        raise AnsibleFilterError("vllm_rollout_unit: input must be a planned deployment, got %s" % type(dep).__name__)
+    if not isinstance(host, str) or not host:
+        raise AnsibleFilterError("vllm_rollout_unit: host must be an inventory name, got %r" % (host,))
+    try:
+        return rollout_sm.unit(dep, host)
+    except rollout_sm.RolloutError as exc:
+        raise AnsibleFilterError("vllm_rollout_unit: %s" % exc)
+
+
 class FilterModule(object):
     """Rollout state machine filters."""
 
     def filters(self):
         return {"vllm_rollout": vllm_rollout, "vllm_rollout_result": vllm_rollout_result,
-                "vllm_rollout_gate": vllm_rollout_gate, "vllm_rollout_record": vllm_rollout_record}
+                "vllm_rollout_gate": vllm_rollout_gate, "vllm_rollout_record": vllm_rollout_record,
+                "vllm_rollout_unit": vllm_rollout_unit}

@@ -61,8 +61,9 @@ TRANSITIONS = {
     CHECKED: (),
     KEPT: (),
     RECORDED: (),
-    # A failed change is restored to last-known-good (which may fail too: failed again).
-    FAILED: (RESTORING,),
+    # A failed change is restored to last-known-good (which may fail too: failed again, the
+    # reasons joined).
+    FAILED: (RESTORING, FAILED),
     REMOVED: (),
     ABSENT: (),
 }
@@ -123,7 +124,8 @@ def step(rollout, to, check_mode=False, **facts):
     - restoring: ``restore_from`` (last-good or previous), ``reason`` (why, kept for the report);
     - restored: ``state`` (the restored version's state.json: image, cards, port, ...), ``changed``;
     - failed: ``reason`` (appended to a reason already noted: "; then ..."), or ``task``/``result``
-      /``errors`` (see failure_reason);
+      /``errors`` (see failure_reason; from restoring, or with ``restore``, it says the rollback to
+      ``restore_from`` failed - "too" after a failed change);
     - removed / absent: ``cards`` (the cards given back).
 
     Returns a new dict; raises RolloutError for a transition the machine does not have."""
@@ -175,6 +177,12 @@ def step(rollout, to, check_mode=False, **facts):
         why = facts.get("reason")
         if why is None and ("task" in facts or "result" in facts):
             why = failure_reason(facts.get("task"), facts.get("result"), facts.get("errors"))
+            if current == RESTORING or facts.get("restore"):
+                # The restore itself failed (or a step of it before its state was read): after a
+                # failed change, "failed too".
+                why = "rollback to %s failed%s: %s" % (
+                    "last-known-good" if (rollout.get("restore_from") or "last-good") == "last-good"
+                    else rollout.get("restore_from") + "/", " too" if FAILED in (rollout.get("history") or []) else "", why)
         why = str(why or "").strip()
         if why:
             out["reason"] = ("%s; %s" % (out["reason"], why)) if out.get("reason") else why
@@ -234,6 +242,27 @@ def result(rollout, dep, endpoint_host, host=None, members=None):
     if members is not None:
         entry["members"] = [dict(m) for m in members]
     return entry
+
+
+def unit(dep, host):
+    """The members that roll ``dep`` out together, and ``host``'s part in it: a deployment with
+    ``multinode`` (planned by ``_vllm_deploy``, or named by ``members``) on all of them, its first
+    member the head; any other deployment is a unit of one, ``host`` its head. One rollout path
+    (tasks/unit.yml) serves both: the head starts after the members stopped and is gated; every
+    member records, or is restored, with it.
+
+    Returns ``{"members": [...], "head": str, "role": "head" | "member", "multinode": bool}``."""
+    node = (dep or {}).get("multinode") or {}
+    members = [str(m) for m in node.get("members") or []] or [str(host)]
+    head = str(node.get("head") or members[0])
+    if head not in members:
+        raise RolloutError("deployment %s: its head %s is not one of its members %s"
+                           % ((dep or {}).get("name"), head, ", ".join(members)))
+    if str(host) not in members:
+        raise RolloutError("deployment %s: %s is not one of its members %s"
+                           % ((dep or {}).get("name"), host, ", ".join(members)))
+    return {"members": members, "head": head, "role": "head" if str(host) == head else "member",
+            "multinode": len(members) > 1}
 
 
 def gate_check(dep, fresh, smoke, restored=None):

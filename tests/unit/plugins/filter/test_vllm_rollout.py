@@ -10,6 +10,7 @@ from ansible_collections.ascendfleet.llm.plugins.filter.vllm_rollout import (
     vllm_rollout_gate,
     vllm_rollout_record,
     vllm_rollout_result,
+    vllm_rollout_unit,
 )
 
 CHIPS = [{"device_id": d, "health": "OK", "hbm_total_mb": 65536} for d in range(8)]
@@ -28,7 +29,17 @@ def planned():
 def test_registered():
     assert FilterModule().filters() == {"vllm_rollout": vllm_rollout, "vllm_rollout_result": vllm_rollout_result,
                                         "vllm_rollout_gate": vllm_rollout_gate,
-                                        "vllm_rollout_record": vllm_rollout_record}
+                                        "vllm_rollout_record": vllm_rollout_record,
+                                        "vllm_rollout_unit": vllm_rollout_unit}
+
+
+def test_the_unit_of_a_planned_deployment():
+    assert vllm_rollout_unit(planned(), "h1") == {"members": ["h1"], "head": "h1", "role": "head", "multinode": False}
+    with pytest.raises(AnsibleFilterError, match="vllm_rollout_unit: host must be an inventory name"):
+        vllm_rollout_unit(planned(), None)
+    with pytest.raises(AnsibleFilterError, match="vllm_rollout_unit: h2 is not one of its members|"
+                                                 "vllm_rollout_unit: deployment qwen: h2 is not one of its members"):
+        vllm_rollout_unit(dict(planned(), multinode={"members": ["h1", "h3"], "head": "h1"}), "h2")
 
 
 def test_a_deployment_taken_through_the_filters():

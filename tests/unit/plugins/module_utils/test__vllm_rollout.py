@@ -180,3 +180,39 @@ def test_the_table_is_closed_and_bad_input_refused():
         sm.step({"name": "qwen"}, sm.CARDS)
     with pytest.raises(sm.RolloutError, match="none, it ended"):
         sm.step(sm.step(sm.new("qwen"), sm.ABSENT), sm.CARDS)
+
+
+def test_a_deployment_without_members_is_a_unit_of_one():
+    assert sm.unit(DEP, "sim-1") == {"members": ["sim-1"], "head": "sim-1", "role": "head", "multinode": False}
+
+
+def test_a_multinode_deployment_is_one_unit_on_its_members():
+    # The plan of mn-member for qwen-mn (members [mn-head, mn-member]: _vllm_deploy._member_ranks).
+    dep = dict(DEP, name="qwen-mn", multinode={"members": ["mn-head", "mn-member"], "head": "mn-head",
+                                               "role": "member", "local": 1, "start_rank": 1})
+    assert sm.unit(dep, "mn-member") == {"members": ["mn-head", "mn-member"], "head": "mn-head",
+                                         "role": "member", "multinode": True}
+    assert sm.unit(dep, "mn-head")["role"] == "head"
+    with pytest.raises(sm.RolloutError, match="mn-other is not one of its members mn-head, mn-member"):
+        sm.unit(dep, "mn-other")
+
+
+def test_a_restore_that_fails_says_so_whatever_step_failed():
+    gate = {"reason": "not healthy within 12 s: /health: answered HTTP 503", "vllm_errors": []}
+    failed = sm.step(rendered(True, SHA_NEW, SHA_OLD), [sm.STARTED, sm.FAILED], fresh=True, task="gate", result=gate)
+    back = sm.step(failed, sm.RESTORING, restore_from="last-good")
+    again = sm.step(back, sm.FAILED, task="Wait until the deployment's own container answers on port 8000", result=gate)
+    assert again["reason"] == ("gate: not healthy within 12 s: /health: answered HTTP 503; rollback to last-known-good "
+                               "failed too: Wait until the deployment's own container answers on port 8000: not healthy "
+                               "within 12 s: /health: answered HTTP 503")
+    assert sm.status(again) == "failed"
+    # On demand (rollback.yml to previous/): no failed change before it.
+    demand = sm.step(sm.step(sm.new("qwen", "sim-1"), sm.RESTORING, restore_from="previous"), sm.FAILED,
+                     task="Ensure the compose project is up for qwen", result={"msg": "port is already allocated"})
+    assert demand["reason"] == "rollback to previous/ failed: Ensure the compose project is up for qwen: port is already allocated"
+    # A step of the restore that failed before its state was read adds its reason to the failure.
+    early = sm.step(failed, sm.FAILED, restore=True, task="Read the last-known-good state of qwen",
+                    result={"msg": "file not found"})
+    assert early["reason"].endswith("; rollback to last-known-good failed too: Read the last-known-good state of qwen: "
+                                    "file not found")
+    assert sm.step(failed, sm.FAILED, reason="no state.json")["reason"].endswith("; no state.json")
