@@ -4,9 +4,12 @@ Ansible templates a task's name even when the task is skipped, so a name that us
 set only on some paths prints "<< error 1 - '...' is undefined >>" in the run's output (seen:
 "Copy the models from the seed {{ __model_prefetch_seed }}" on a one-host run). A name may use
 only what is defined whenever the task file runs: the role's defaults and vars, Ansible's magic
-variables, the task's own loop variable, and what every include of the file passes in (its
-`vars:` and `loop_var`, inherited through nested includes); anything else needs `| default`.
+variables, the task's own loop variable, the `vars:` of the blocks around it, and what every
+include of the file passes in (its `vars:`, its blocks' `vars:` and `loop_var`, inherited through
+nested includes; a file named by a variable, `include_tasks: "{{ steps }}"`, is included by it
+with every value an include passes for that variable); anything else needs `| default`.
 """
+import re
 import pathlib
 
 import jinja2
@@ -27,14 +30,16 @@ INCLUDE_ACTIONS = ("include_tasks", "import_tasks", "ansible.builtin.include_tas
 ENV = jinja2.Environment()
 
 
-def _tasks(items):
-    """Every task of a task list, blocks flattened (with the block's own name as a task)."""
+def _tasks(items, around=frozenset()):
+    """Every task of a task list with the vars of the blocks around it, blocks flattened (with the
+    block's own name as a task)."""
     for task in items or []:
         if not isinstance(task, dict):
             continue
-        yield task
+        yield task, around
+        inner = around | set((task.get("vars") or {}).keys())
         for key in ("block", "rescue", "always"):
-            yield from _tasks(task.get(key))
+            yield from _tasks(task.get(key), frozenset(inner))
 
 
 def _load(path):
@@ -49,9 +54,10 @@ def _include(task):
     return None
 
 
-def _given(task):
-    """What an include passes into the file it includes: its vars and its loop variable."""
-    given = set((task.get("vars") or {}).keys())
+def _given(task, around=frozenset()):
+    """What an include passes into the file it includes: its vars, its blocks' vars and its loop
+    variable."""
+    given = set(around) | set((task.get("vars") or {}).keys())
     if "loop" in task or any(k.startswith("with_") for k in task):
         given.add((task.get("loop_control") or {}).get("loop_var", "item"))
     return given
@@ -68,11 +74,19 @@ def _role_cases(role):
     # provided[f]: what is defined whenever f runs. Entry points (never included) start from
     # the role's own variables; an included file gets what every includer gives it.
     includers = {name: [] for name in files}
+    # What the includes pass for each variable (a file named by a variable is each of them).
+    passed = {}
+    for items in files.values():
+        for task, _ in _tasks(items):
+            for key, value in (task.get("vars") or {}).items():
+                passed.setdefault(key, set()).add(value if isinstance(value, str) else None)
     for name, items in files.items():
-        for task in _tasks(items):
+        for task, around in _tasks(items):
             target = _include(task)
-            if target in includers:
-                includers[target].append((name, _given(task)))
+            named = re.fullmatch(r"\{\{\s*(\w+)\s*\}\}", target or "")
+            for one in (passed.get(named.group(1), ()) if named else [target]):
+                if one in includers:
+                    includers[one].append((name, _given(task, around)))
     provided = {}
 
     def resolve(name, stack=()):
@@ -86,9 +100,9 @@ def _role_cases(role):
         return provided[name]
 
     for name, items in files.items():
-        for task in _tasks(items):
+        for task, around in _tasks(items):
             if isinstance(task.get("name"), str) and "{{" in task["name"]:
-                yield "%s/tasks/%s: %s" % (role.name, name, task["name"]), task, resolve(name)
+                yield "%s/tasks/%s: %s" % (role.name, name, task["name"]), task, resolve(name) | around
 
 
 def _playbook_cases():
@@ -98,9 +112,9 @@ def _playbook_cases():
                 continue
             known = MAGIC | set((play.get("vars") or {}).keys())
             for key in ("pre_tasks", "tasks", "post_tasks", "handlers"):
-                for task in _tasks(play.get(key)):
+                for task, around in _tasks(play.get(key)):
                     if isinstance(task.get("name"), str) and "{{" in task["name"]:
-                        yield "playbooks/%s: %s" % (path.name, task["name"]), task, known
+                        yield "playbooks/%s: %s" % (path.name, task["name"]), task, known | around
 
 
 CASES = [c for role in sorted((TOP / "roles").iterdir()) if (role / "tasks").is_dir() for c in _role_cases(role)]
@@ -140,3 +154,10 @@ def test_a_conditionally_set_variable_is_caught():
     assert _unsafe_names(task["name"], task, MAGIC) == []
     task = {"name": "Copy {{ item.model }}", "loop": []}
     assert _unsafe_names(task["name"], task, MAGIC) == []
+
+
+def test_a_file_named_by_a_variable_gets_what_its_includer_gives():
+    # vllm_compose's unit.yml includes "{{ __vllm_compose_unit_steps }}" (rollout.yml, ...) inside a
+    # block whose vars define __vllm_compose_dep: the steps' names may use it, the scan knows it.
+    steps = [c for c in CASES if c[0].startswith("vllm_compose/tasks/rollout.yml: Assign NPU cards to")]
+    assert len(steps) == 1 and "__vllm_compose_dep" in steps[0][2]
