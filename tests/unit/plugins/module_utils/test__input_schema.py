@@ -271,3 +271,26 @@ def test_every_variable_is_refused_naming_it_or_accepted_as_ansible_and_its_rule
     role = role_of(name)
     if role:
         assert bool(input_errors({name: value}, HOST, roles=[role])) == bool(messages), (name, role, value)
+
+
+# -- where it runs: first in every role, and in the first play of the playbooks -------------------
+
+def test_every_role_checks_its_inputs_first():
+    """The first task of each role's pre-flight (imported first by tasks/main.yml) runs input_errors
+    on every variable of the role (input_names), so nothing on a host changes before it."""
+    import pathlib
+
+    import yaml
+
+    root = pathlib.Path(__file__).resolve().parents[4]
+    for role in ROLES:
+        main = yaml.safe_load((root / "roles" / role / "tasks" / "main.yml").read_text())
+        first = main[0]
+        block = first.get("block", [first])[0] if "block" in first else first
+        assert block.get("ansible.builtin.import_tasks") == "preflight.yml", (role, first)
+        task = yaml.safe_load((root / "roles" / role / "tasks" / "preflight.yml").read_text())[0]
+        assert "'%s' | ascendfleet.llm.input_names" % role in task["vars"]["__ascendfleet_input_names"], role
+        assert "ascendfleet.llm.input_errors(inventory_hostname, roles=['%s'])" % role in task["vars"][
+            "__ascendfleet_input_errors"], role
+    play = yaml.safe_load((root / "playbooks" / "check_inputs.yml").read_text())[0]
+    assert "ascendfleet.llm.input_errors(inventory_hostname, shared=true)" in play["tasks"][0]["vars"]["__ascendfleet_input_errors"]
