@@ -238,7 +238,7 @@ def test_paths_with_a_line_break_are_refused(path):
 
 def test_good_paths_pass():
     assert inputs.check(HOST, role_options(), {"vllm_compose_cache_dir": "/var/lib/ascendfleet/modelscope",
-                                   "vllm_compose_project_root": "/mnt/my disk/opt"}) == []
+                                               "vllm_compose_project_root": "/mnt/my disk/opt"}) == []
 
 
 def test_a_repository_with_a_line_break_is_refused():

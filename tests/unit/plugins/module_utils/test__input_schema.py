@@ -184,10 +184,10 @@ BAD_DEPLOYMENTS = [
 
 @pytest.mark.parametrize("deployments", BAD_DEPLOYMENTS, ids=["port", "env-key", "name", "two", "bool-flag"])
 def test_a_bad_deployment_key_is_refused_on_the_control_node_as_the_planner_refuses_it(deployments):
+    image = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.18.0rc1", "os": "openeuler"}
     plan = vllm_compose_plan(deployments, HOST, family="910B", healthy_device_ids=list(range(8)),
                              chips=[{"device_id": d, "health": "OK", "hbm_total_mb": 65536} for d in range(8)],
-                             models={}, defaults={}, image={"repository": "quay.io/ascend/vllm-ascend",
-                                                             "version": "v0.18.0rc1", "os": "openeuler"})
+                             models={}, defaults={}, image=image)
     assert plan["errors"]
     for variable in ("ascendfleet_deployments", "vllm_compose_deployments"):
         assert input_errors({variable: deployments}, HOST) == plan["errors"]
