@@ -1,19 +1,26 @@
-"""Write the deployment schema table of docs/input-checks.md from plugins/module_utils/_deploy_schema.py.
+"""Write the schema tables of docs/input-checks.md: every role variable and shared input (the roles'
+meta/argument_specs.yml + plugins/module_utils/_inputs.py RULES, joined by ``_inputs.schema``) and
+every deployment key (plugins/module_utils/_deploy_schema.py).
 
-The table sits between the markers ``<!-- BEGIN deployment-schema -->`` and ``<!-- END deployment-schema -->``
-and is never edited by hand. ``--check`` (``make lint``) fails when the file is not what this writes.
+Each table sits between its markers (``<!-- BEGIN variable-schema -->`` / ``<!-- END variable-schema -->``,
+``<!-- BEGIN deployment-schema -->`` / ``<!-- END deployment-schema -->``) and is never edited by hand.
+``--check`` (``make lint``) fails when the file is not what this writes.
 """
 import argparse
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / ".collections"))
 
+from ansible_collections.ascendfleet.llm.plugins.filter.inputs import ROLES, role_options  # noqa: E402
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _deploy_schema as schema  # noqa: E402
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _inputs as inputs  # noqa: E402
 
 DOC = ROOT / "docs" / "input-checks.md"
 BEGIN, END = "<!-- BEGIN deployment-schema -->", "<!-- END deployment-schema -->"
+VAR_BEGIN, VAR_END = "<!-- BEGIN variable-schema -->", "<!-- END variable-schema -->"
 
 
 def cell(text):
@@ -44,12 +51,72 @@ def table():
     return "\n".join(rows)
 
 
+def describe_rule(rule):
+    """What a rule of _inputs.RULES / SHARED_RULES asks, in a few words."""
+    if not rule:
+        return ""
+    kind = rule["kind"]
+    if kind == "range":
+        text = "[%s, %s]" % (rule.get("min", ""), rule.get("max", ""))
+    elif kind == "pattern":
+        text = "`%s` (%s)" % (rule["pattern"].pattern, rule["form"])
+    else:
+        text = {"abspath": "an absolute path, no '..' step", "digest": "`sha256:` + 64 lower-case hex digits",
+                "version": "a version such as v0.18.0rc1", "url": "an http(s) URL with a host, no whitespace",
+                "nonempty": "not empty", "size": "a size such as 1g or 512m",
+                "percent_or_count": "a count >= 1, a percentage 1%-100%, or a list of them"}[kind]
+    if rule.get("each"):
+        text = "each item " + text
+    if rule.get("optional"):
+        text += "; empty: unset"
+    return text
+
+
+def describe(spec):
+    text = spec.get("description", "")
+    if isinstance(text, list):
+        text = text[0] if text else ""
+    return re.sub(r"[COVIB]\(([^)]*)\)", r"\1", str(text))
+
+
+def variable_table():
+    options = role_options(ROLES)
+    rows = ["| variable | type | choices, range, form | reads / read by | what it is |", "|---|---|---|---|---|"]
+    for name, entry in sorted(inputs.schema(options).items()):
+        spec = entry["spec"]
+        kind = spec.get("type", "raw") + ("/" + spec["elements"] if spec.get("elements") else "")
+        if isinstance(spec.get("options"), dict):
+            kind += " (keys %s)" % ", ".join(sorted(spec["options"]))
+        if spec.get("no_log"):
+            kind += ", secret"
+        limits = []
+        if spec.get("choices"):
+            limits.append("one of " + ", ".join("`%s`" % (c if c != "" else '""') for c in spec["choices"]))
+        if entry["rule"]:
+            limits.append(describe_rule(entry["rule"]))
+        if name in schema.VARIABLES:
+            limits.append("every key as in the deployment schema below")
+        if entry["reads"]:
+            link = "reads `%s`" % entry["reads"]
+        elif entry["readers"]:
+            link = "shared input of " + ", ".join("`%s`" % r for r in entry["readers"])
+        else:
+            link = ""
+        what = describe(spec) if name in options else "the shared input (set it in the inventory)"
+        rows.append("| `%s` | %s | %s | %s | %s |" % (name, cell(kind), cell("; ".join(limits)), cell(link), cell(what)))
+    return "\n".join(rows)
+
+
+def _replace(text, begin, end, body):
+    if begin not in text or end not in text:
+        raise SystemExit("%s: the markers %s and %s are missing" % (DOC, begin, end))
+    head, rest = text.split(begin, 1)
+    _old, tail = rest.split(end, 1)
+    return "%s%s\n%s\n%s%s" % (head, begin, body, end, tail)
+
+
 def render(text):
-    if BEGIN not in text or END not in text:
-        raise SystemExit("%s: the markers %s and %s are missing" % (DOC, BEGIN, END))
-    head, rest = text.split(BEGIN, 1)
-    _old, tail = rest.split(END, 1)
-    return "%s%s\n%s\n%s%s" % (head, BEGIN, table(), END, tail)
+    return _replace(_replace(text, VAR_BEGIN, VAR_END, variable_table()), BEGIN, END, table())
 
 
 def main():
@@ -60,7 +127,7 @@ def main():
     new = render(text)
     if args.check:
         if new != text:
-            print("docs/input-checks.md: the deployment schema table is out of date; run scripts/gen-input-docs.py")
+            print("docs/input-checks.md: a schema table is out of date; run scripts/gen-input-docs.py")
             return 1
         return 0
     DOC.write_text(new)

@@ -14,11 +14,12 @@ __metaclass__ = type
 import os
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _deploy_schema
 from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import RULES, check, message, shared_inputs
 from ansible_collections.ascendfleet.llm.plugins.module_utils._shared_inputs import conflicts
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
-ROLES = ("npu_verify", "model_prefetch", "vllm_compose")
+ROLES = ("npu_verify", "model_prefetch", "vllm_compose", "fleet_monitoring")
 _SPECS = {}
 
 
@@ -73,9 +74,27 @@ def input_errors(variables, host="host", roles=ROLES, shared=False):
             # an undefined or broken template
             errors.append(message(host, name, "cannot be evaluated (%s)" % exc, "fix the expression or the variables it uses"))
     errors += check(str(host), options, values)
+    errors += _deployment_errors(str(host), options, values)
     if shared:
         refused = set(name for name in values if check(str(host), options, values, names=[name]))
         errors += conflicts(str(host), options, values, skip=refused)
+    return errors
+
+
+def _deployment_errors(host, options, values):
+    """Every key of every deployment (and of the deployment defaults) against the deployment schema,
+    for the variables of _deploy_schema.VARIABLES that passed their own type check; a role variable
+    holding its shared input's value is checked once, under the shared name."""
+    errors = []
+    for name in sorted(_deploy_schema.VARIABLES):
+        if name not in values or check(host, options, values, names=[name]):
+            continue
+        source = shared_inputs(options).get(name)
+        if source in values and values[source] == values[name]:
+            continue  # the shared input itself is checked (and named)
+        for text in _deploy_schema.errors(host, name, values[name]):
+            if text not in errors:
+                errors.append(text)
     return errors
 
 

@@ -40,8 +40,9 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     DEPLOYMENT_NAME_RE,
     MODEL_ID_RE,
     MODEL_ID_RULE,
+    is_deployment_name,
 )
-from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import VERSION_RE
+from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import IMAGE_RE, VERSION_RE
 
 # A POSIX environment variable name (what a shell and Docker Compose take as a key).
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -60,8 +61,6 @@ ENV_NAME_MAX = 256
 PARSER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 # A ModelScope revision: a branch, a tag or a commit; no '..' path step (it names a cache directory).
 REVISION_RE = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-# An image reference: [registry[:port]/]path[:tag][@sha256:digest], no whitespace.
-IMAGE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,254}(@sha256:[0-9a-f]{64})?")
 # A served model name (vLLM's --served-model-name, what clients send as "model"): printable, no spaces.
 # Any text clients send as "model" (vLLM takes any string; the template JSON-quotes it and the gate
 # compares it as written: molecule vllm_compose_health_gate serves 'Qwen 8B $x #1 "ü" 千问'),
@@ -360,3 +359,36 @@ def validate(deployment, skip_types=()):
         else:
             converted[key] = value
     return converted, problems
+
+
+# The variables that hold deployments (a list) or the defaults of every deployment (a mapping):
+# their items are checked against SCHEMA on the control node too (filter input_errors, the first
+# play), before the prefetch or any other change, in the planner's words.
+VARIABLES = {"ascendfleet_deployments": "list", "vllm_compose_deployments": "list",
+             "ascendfleet_deployment_defaults": "defaults", "vllm_compose_deployment_defaults": "defaults"}
+
+
+def errors(host, variable, value):
+    """The schema's messages for the value of one of VARIABLES (``variable``: the name the user set),
+    worded as _vllm_deploy.plan() words them; only what the schema says (the planner adds the
+    semantic rules on the host). A value of the wrong type is the argument spec's to refuse."""
+    out = []
+    if VARIABLES.get(variable) == "defaults":
+        if isinstance(value, dict):
+            # As the planner: booleans of the defaults are judged per deployment, after the merge.
+            problems = validate(dict((k, v) for k, v in value.items() if k != "name"), skip_types=("bool",))[1]
+            out.extend("%s: %s: %s: %s. Fix: %s" % (host, variable, key, problem, fix) for key, problem, fix in problems)
+        return out
+    if not isinstance(value, list):
+        return out
+    for index, raw in enumerate(value):
+        if not isinstance(raw, dict):
+            continue
+        name = raw.get("name")
+        if not is_deployment_name(name):
+            out.append("%s: deployment #%d: name: %r is not a valid deployment name. Fix: use %s"
+                       % (host, index + 1, name, DEPLOYMENT_NAME_FORM))
+            continue
+        out.extend("%s: deployment %s: %s: %s. Fix: %s" % (host, name, key, problem, fix)
+                   for key, problem, fix in validate(raw)[1])
+    return out

@@ -176,7 +176,7 @@ def test_the_defaults_pass():
     import yaml
     import pathlib
     root = pathlib.Path(__file__).resolve().parents[4]
-    for role in ("npu_verify", "model_prefetch", "vllm_compose"):
+    for role in ("npu_verify", "model_prefetch", "vllm_compose", "fleet_monitoring"):
         defaults = yaml.safe_load((root / "roles" / role / "defaults" / "main.yml").read_text()) or {}
         plain = {k: v for k, v in defaults.items() if not (isinstance(v, str) and "{{" in v)}
         assert input_errors(plain, HOST) == [], role

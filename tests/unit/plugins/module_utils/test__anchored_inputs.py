@@ -7,6 +7,7 @@ rules differed (``a/..`` passed the planner's). Cases written by hand; each fail
 """
 import pytest
 
+from ansible_collections.ascendfleet.llm.plugins.filter.inputs import role_options
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _fleet_monitoring as fm
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _inputs as inputs
@@ -228,22 +229,24 @@ def test_good_serial(serial):
 @pytest.mark.parametrize("path", ["/var/lib/ascendfleet/modelscope\n", "/var/lib/x\ny", "/opt/a\tb", "/opt/\x00"],
                          ids=repr)
 def test_paths_with_a_line_break_are_refused(path):
-    assert inputs.check(HOST, {}, {"vllm_compose_cache_dir": path}) == [
+    # vllm_compose_cache_dir reads ascendfleet_cache_dir: its rule is the shared input's, found
+    # through the role's argument spec.
+    assert inputs.check(HOST, role_options(), {"vllm_compose_cache_dir": path}) == [
         "%s: vllm_compose_cache_dir: %r holds a line break or another control character. Fix: give the absolute "
         "path on one line without control characters, e.g. /var/lib/ascendfleet/modelscope" % (HOST, path)]
 
 
 def test_good_paths_pass():
-    assert inputs.check(HOST, {}, {"vllm_compose_cache_dir": "/var/lib/ascendfleet/modelscope",
-                                   "vllm_compose_project_root": "/mnt/my disk/opt"}) == []
+    assert inputs.check(HOST, role_options(), {"vllm_compose_cache_dir": "/var/lib/ascendfleet/modelscope",
+                                               "vllm_compose_project_root": "/mnt/my disk/opt"}) == []
 
 
 def test_a_repository_with_a_line_break_is_refused():
     value = "quay.io/ascend/vllm-ascend\n"
-    assert inputs.check(HOST, {}, {"vllm_compose_image_repository": value}) == [
+    assert inputs.check(HOST, role_options(), {"vllm_compose_image_repository": value}) == [
         "%s: vllm_compose_image_repository: %r holds a line break or another control character. Fix: give the "
         "value on one line without control characters" % (HOST, value)]
-    assert inputs.check(HOST, {}, {"vllm_compose_image_repository": "quay.io/ascend/vllm-ascend"}) == []
+    assert inputs.check(HOST, role_options(), {"vllm_compose_image_repository": "quay.io/ascend/vllm-ascend"}) == []
 
 
 # -- revisions (model_prefetch) ----------------------------------------------------------------
