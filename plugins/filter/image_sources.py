@@ -11,22 +11,28 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._image_sources import errors
+from ansible_collections.ascendfleet.llm.plugins.module_utils._image_sources import REGISTRY_TIMEOUT, errors, probe_argv
 
 
 def vllm_compose_image_source_errors(planned, host, source, present, remote=None, local=None, manifests=None,
-                                     archive_dir="", remote_dir=""):
+                                     archive_dir="", remote_dir="", registry_timeout=REGISTRY_TIMEOUT):
     """Messages for the images of ``planned`` (a vllm_compose_plan result) that cannot reach ``host``."""
     images = {}
     for dep in list((planned or {}).get("deployments") or []) + list((planned or {}).get("multinode") or []):
         if isinstance(dep, dict) and dep.get("image"):
             images.setdefault(dep["image"], []).append(str(dep.get("name")))
     return errors(str(host), source, images, present, remote=remote, local=local, manifests=manifests,
-                  archive_dir=archive_dir or "", remote_dir=remote_dir or "")
+                  archive_dir=archive_dir or "", remote_dir=remote_dir or "", registry_timeout=int(registry_timeout))
+
+
+def vllm_compose_registry_probe(ref, timeout=REGISTRY_TIMEOUT):
+    """The argv of the bounded registry probe for the image ``ref``."""
+    return probe_argv(str(ref), int(timeout))
 
 
 class FilterModule(object):
     """Image source checks."""
 
     def filters(self):
-        return {"vllm_compose_image_source_errors": vllm_compose_image_source_errors}
+        return {"vllm_compose_image_source_errors": vllm_compose_image_source_errors,
+                "vllm_compose_registry_probe": vllm_compose_registry_probe}

@@ -13,7 +13,10 @@ nor an archive: offline hosts). For the archive source, the archive must wait on
 manifest (``docker manifest inspect``, read-only): only the two answers that are certain refuse -
 the registry does not know the tag or digest, or it cannot be reached. Anything else (no
 credentials before the login, a TLS or plain-HTTP setting the Docker CLI reads differently from
-the daemon) is left to the pull, which names it (``_vllm_deploy.pull_failure``).
+the daemon) is left to the pull, which names it (``_vllm_deploy.pull_failure``). The probe is
+bounded (``probe_argv``: coreutils ``timeout`` kills ``docker manifest inspect`` after
+``REGISTRY_TIMEOUT`` seconds): a registry that drops the packets or accepts the connection and never
+answers is named as such, instead of hanging the play until the task's own time-out.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -22,13 +25,37 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import pull_failure
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import image_registry, pull_failure
+
+# Seconds the registry probe may take, connecting and reading together. Docker's own bounds are longer
+# (30 s to connect, 10 s per TLS handshake, none for an answer over plain HTTP); an answering
+# registry gives a manifest in a second or two.
+REGISTRY_TIMEOUT = 15
+# The probe's exit status when ``timeout --foreground --signal=KILL`` stopped it (128 + SIGKILL), and
+# what Python reports for a process killed by that signal.
+TIMED_OUT_RCS = (124, 137, -9)
 
 # docker manifest inspect (Docker CLI 20.10-28): "no such manifest: <ref>"; a registry's error
 # body "manifest unknown"; a 500 for a digest that names no manifest (as the pull sees it).
 UNKNOWN_RE = re.compile(r"no such manifest|manifest unknown|not found: manifest|manifest for .* not found", re.IGNORECASE)
 UNREACHABLE_RE = re.compile(r"no such host|connection refused|i/o timeout|network is unreachable|no route to host|"
-                            r"Client\.Timeout|context deadline exceeded", re.IGNORECASE)
+                            r"Client\.Timeout|TLS handshake timeout|context deadline exceeded", re.IGNORECASE)
+
+
+def probe_argv(ref, timeout=REGISTRY_TIMEOUT):
+    """The registry probe the host runs for a missing image ``ref``: ``docker manifest inspect``
+    (read-only, the host's DNS, proxy and trust), killed after ``timeout`` seconds."""
+    return ["timeout", "--foreground", "--signal=KILL", str(int(timeout)), "docker", "manifest", "inspect", ref]
+
+
+def no_answer(ref, timeout=REGISTRY_TIMEOUT):
+    """What a probe stopped by its time-out means, and the fix."""
+    registry = image_registry(ref)
+    return ("registry %s did not answer within %d s (docker manifest inspect from the host, stopped: a firewall "
+            "that drops the packets, a proxy the host needs and does not use, or a registry that accepts the "
+            "connection and hangs). Fix: check that %s is up and that the host reaches it (from the host: "
+            "curl -sS -m 10 https://%s/v2/), or set ascendfleet_image_mirror to a registry the host reaches, or "
+            "use ascendfleet_image_source: archive" % (registry, int(timeout), registry, registry))
 
 
 def archive_name(ref):
@@ -46,12 +73,13 @@ def _by_item(results):
 
 
 def errors(host, source, images, present, remote=None, local=None, manifests=None,
-           archive_dir="", remote_dir=""):
+           archive_dir="", remote_dir="", registry_timeout=REGISTRY_TIMEOUT):
     """One message per image of ``images`` (``{ref: [deployment names]}``) that cannot reach ``host``.
 
     ``present``: the registered loop of ``docker image inspect`` (rc 0: on the host); ``remote`` /
     ``local``: the registered loops of ``stat`` on the host's and the control node's archive
-    (source archive); ``manifests``: the registered loop of ``docker manifest inspect`` (source pull).
+    (source archive); ``manifests``: the registered loop of ``probe_argv`` (source pull), which ran
+    with ``registry_timeout``.
     """
     present, remote, local, manifests = _by_item(present), _by_item(remote), _by_item(local), _by_item(manifests)
     out = []
@@ -85,6 +113,9 @@ def errors(host, source, images, present, remote=None, local=None, manifests=Non
         elif source == "pull":
             result = manifests.get(ref)
             if not result or result.get("rc") == 0:
+                continue
+            if result.get("rc") in TIMED_OUT_RCS:
+                out.append("%s: image %s: %s" % (where, ref, no_answer(ref, registry_timeout)))
                 continue
             text = " ".join(str(result.get("stderr") or result.get("msg") or "").split())
             if UNKNOWN_RE.search(text):

@@ -106,3 +106,24 @@ def test_filter_groups_the_plan_s_deployments_by_image():
                                            manifests=loop({"item": REF, "rc": 1, "stderr": "no such manifest: " + REF},
                                                           {"item": MIRRORED, "rc": 1, "stderr": UNREACHABLE}))
     assert [line.split(": image ")[0] for line in out] == ["npu-a01: deployment a, b", "npu-a01: deployment big"]
+
+
+# --------------------------------------------------------------------------- a registry that does not answer
+def test_a_probe_stopped_by_its_time_out_names_the_registry_and_the_bound():
+    # `timeout --foreground --signal=KILL 15 docker manifest inspect ...` exits 137 when it kills the CLI.
+    [text] = errors(HOST, "pull", {MIRRORED: ["qwen"]}, loop(missing(MIRRORED)),
+                    manifests=loop({"item": MIRRORED, "rc": 137, "stdout": "", "stderr": "", "msg": "non-zero return code"}))
+    assert text == ("npu-a01: deployment qwen: image " + MIRRORED + ": registry registry.site:5000 did not answer within "
+                    "15 s (docker manifest inspect from the host, stopped: a firewall that drops the packets, a proxy "
+                    "the host needs and does not use, or a registry that accepts the connection and hangs). Fix: check "
+                    "that registry.site:5000 is up and that the host reaches it (from the host: curl -sS -m 10 "
+                    "https://registry.site:5000/v2/), or set ascendfleet_image_mirror to a registry the host reaches, "
+                    "or use ascendfleet_image_source: archive")
+    [text] = errors(HOST, "pull", {REF: ["qwen"]}, loop(missing(REF)), registry_timeout=4,
+                    manifests=loop({"item": REF, "rc": 124, "stderr": ""}))
+    assert ": registry quay.io did not answer within 4 s (" in text
+    # Docker's own TLS handshake bound (10 s) is a registry the host cannot reach.
+    [text] = errors(HOST, "pull", {REF: ["qwen"]}, loop(missing(REF)), manifests=loop(
+        {"item": REF, "rc": 1, "stderr": 'failed to configure transport: error pinging v2 registry: Get '
+                                          '"https://127.0.0.1:42963/v2/": net/http: TLS handshake timeout'}))
+    assert "quay.io cannot be reached from the host" in text
