@@ -23,6 +23,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+import json
 import re
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import image_registry, pull_failure
@@ -69,6 +71,44 @@ def _by_item(results):
     for result in (results or {}).get("results", []) if isinstance(results, dict) else []:
         if isinstance(result, dict) and "item" in result and not result.get("skipped"):
             out[result["item"]] = result
+    return out
+
+
+def version_images(states):
+    """``{"deployments": [{name, image}]}``, a plan's shape, of the versions a rollback returns to:
+    ``states`` is the registered loop of ``slurp`` over each deployment's ``<target>/state.json``
+    (``item``: the deployment). A deployment without that version or with an unreadable record is
+    left out: the rollback itself reports it (no such version to return to)."""
+    out = []
+    for result in (states or {}).get("results", []) if isinstance(states, dict) else []:
+        item = result.get("item") if isinstance(result, dict) else None
+        if not isinstance(item, dict) or not result.get("content") or result.get("failed"):
+            continue
+        try:
+            state = json.loads(base64.b64decode(result["content"]).decode("utf-8"))
+        except (TypeError, ValueError):
+            continue
+        if isinstance(state, dict) and isinstance(state.get("image"), str) and state["image"]:
+            out.append({"name": str(item.get("name")), "image": state["image"]})
+    return {"deployments": out}
+
+
+def rollback_errors(host, target, images, present):
+    """One message per image of ``images`` (``{ref: [deployment names]}``, the versions to return to)
+    that is not on ``host`` (``present``: the registered loop of ``docker image inspect``). A rollback
+    starts the version with ``pull: never`` (it must not depend on a registry or an archive when it
+    is needed): an image pruned since is refused before anything changes."""
+    present = _by_item(present)
+    out = []
+    for ref in sorted(images):
+        if present.get(ref, {}).get("rc") == 0:
+            continue
+        names = ", ".join(sorted(images[ref]))
+        out.append("%s: deployment %s: vllm_compose_rollback_target: the %s version runs image %s, which is no "
+                   "longer on the host (removed or pruned since), so the rollback could not start it; nothing was "
+                   "changed. Fix: put the image back on the host (docker pull %s, or docker load -i <its archive>), "
+                   "or roll back to another version (-e vllm_compose_rollback_target=%s)"
+                   % (host, names, target, ref, ref, "previous" if target == "last-good" else "last-good"))
     return out
 
 
