@@ -5,6 +5,7 @@ deployments were then silently not rolled out) and the summary plays (no fleet s
 ansible-playbook runs against an inventory whose hosts cannot be reached (ssh to port 9): the
 checks run on the control node, so a refusal comes before any connection, and a play that did
 reach for a host would show UNREACHABLE."""
+import json
 import os
 import pathlib
 import subprocess
@@ -146,3 +147,48 @@ def test_the_summary_play_runs_under_limit(tmp_path, playbook, play):
     assert rc == 0, out
     section = out.split("): %s" % play)[1].split("play #")[0]
     assert "pattern: ['ascend_servers']" in section and "hosts (1):" in section and "npu-a01" in section, out
+
+
+SUMMARY_PLAY = """\
+- name: What the rollout of npu-a01 reported
+  hosts: ascend_servers
+  gather_facts: false
+  tasks:
+    - name: Note npu-a01's entry
+      ansible.builtin.set_fact:
+        __vllm_compose_results:
+          - {host: npu-a01, deployment: chat, cards: [4], image: "quay.io/ascend/vllm-ascend:v0.18.0rc1-openeuler",
+             endpoint: "http://npu-a01:8001/v1", status: unchanged, reason: ""}
+      when: inventory_hostname == 'npu-a01'
+
+- name: Summarise the fleet (as deploy_qwen.yml's last play)
+  hosts: ascend_servers
+  gather_facts: false
+  tasks:
+    - name: Write and show the fleet summary
+      ansible.builtin.include_role:
+        name: ascendfleet.llm.vllm_compose
+        tasks_from: summary
+"""
+
+
+@pytest.mark.parametrize("limit,silent", [(["--limit", "npu-a01"], []), ([], ["npu-a02"])])
+def test_the_summary_is_written_under_limit_and_names_only_hosts_of_the_run(tmp_path, limit, silent):
+    """The summary's tasks run once, on the control node, connecting to no host (the hosts here
+    cannot be reached). A host --limit leaves out is not listed as a host without a result; one in
+    the run without an entry is."""
+    play = tmp_path / "summary.yml"
+    play.write_text(SUMMARY_PLAY)
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(INVENTORY)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
+    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(play), "-e",
+                           "ascendfleet_report_dir=" + str(tmp_path / "reports")] + limit,
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "UNREACHABLE" not in out, out
+    record = json.loads((tmp_path / "reports" / "vllm_compose.json").read_text())
+    assert [d["deployment"] for d in record["deployments"]] == ["chat"]
+    assert record["hosts_without_result"] == silent
