@@ -41,7 +41,7 @@ def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=
         raise AnsibleFilterError("vllm_compose_plan: %s" % exc)
 
 
-def vllm_compose_noop(planned, host_states, rendered=None, env_sha256=None, service="vllm-ascend", host="host",
+def vllm_compose_noop(planned, host_states, rendered=None, api_key_set=False, service="vllm-ascend", host="host",
                       endpoint_host="127.0.0.1"):
     """Whether the rollout would change nothing on the host (see _vllm_noop.judge)."""
     if not isinstance(planned, dict):
@@ -49,7 +49,7 @@ def vllm_compose_noop(planned, host_states, rendered=None, env_sha256=None, serv
                                  % type(planned).__name__)
     return judge(list(planned.get("deployments") or []), list(planned.get("absent") or []),
                  list(planned.get("errors") or []), dict(host_states or {}), dict(rendered or {}),
-                 env_sha256 or None, str(service), host=str(host), endpoint_host=str(endpoint_host))
+                 bool(api_key_set), str(service), host=str(host), endpoint_host=str(endpoint_host))
 
 
 def vllm_compose_pull_failure(message, ref):

@@ -13,22 +13,51 @@ nor an archive: offline hosts). For the archive source, the archive must wait on
 manifest (``docker manifest inspect``, read-only): only the two answers that are certain refuse -
 the registry does not know the tag or digest, or it cannot be reached. Anything else (no
 credentials before the login, a TLS or plain-HTTP setting the Docker CLI reads differently from
-the daemon) is left to the pull, which names it (``_vllm_deploy.pull_failure``).
+the daemon) is left to the pull, which names it (``_vllm_deploy.pull_failure``). The probe is
+bounded (``probe_argv``: coreutils ``timeout`` kills ``docker manifest inspect`` after
+``REGISTRY_TIMEOUT`` seconds): a registry that drops the packets or accepts the connection and never
+answers is named as such, instead of hanging the play until the task's own time-out.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+import json
 import re
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import pull_failure
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import image_registry, pull_failure
+
+# Seconds the registry probe may take, connecting and reading together. Docker's own bounds are longer
+# (30 s to connect, 10 s per TLS handshake, none for an answer over plain HTTP); an answering
+# registry gives a manifest in a second or two.
+REGISTRY_TIMEOUT = 15
+# The probe's exit status when ``timeout --foreground --signal=KILL`` stopped it (128 + SIGKILL), and
+# what Python reports for a process killed by that signal.
+TIMED_OUT_RCS = (124, 137, -9)
 
 # docker manifest inspect (Docker CLI 20.10-28): "no such manifest: <ref>"; a registry's error
 # body "manifest unknown"; a 500 for a digest that names no manifest (as the pull sees it).
 UNKNOWN_RE = re.compile(r"no such manifest|manifest unknown|not found: manifest|manifest for .* not found", re.IGNORECASE)
 UNREACHABLE_RE = re.compile(r"no such host|connection refused|i/o timeout|network is unreachable|no route to host|"
-                            r"Client\.Timeout|context deadline exceeded", re.IGNORECASE)
+                            r"Client\.Timeout|TLS handshake timeout|context deadline exceeded", re.IGNORECASE)
+
+
+def probe_argv(ref, timeout=REGISTRY_TIMEOUT):
+    """The registry probe the host runs for a missing image ``ref``: ``docker manifest inspect``
+    (read-only, the host's DNS, proxy and trust), killed after ``timeout`` seconds."""
+    return ["timeout", "--foreground", "--signal=KILL", str(int(timeout)), "docker", "manifest", "inspect", ref]
+
+
+def no_answer(ref, timeout=REGISTRY_TIMEOUT):
+    """What a probe stopped by its time-out means, and the fix."""
+    registry = image_registry(ref)
+    return ("registry %s did not answer within %d s (docker manifest inspect from the host, stopped: a firewall "
+            "that drops the packets, a proxy the host needs and does not use, or a registry that accepts the "
+            "connection and hangs). Fix: check that %s is up and that the host reaches it (from the host: "
+            "curl -sS -m 10 https://%s/v2/), or set ascendfleet_image_mirror to a registry the host reaches, or "
+            "use ascendfleet_image_source: archive" % (registry, int(timeout), registry, registry))
 
 
 def archive_name(ref):
@@ -45,13 +74,52 @@ def _by_item(results):
     return out
 
 
+def version_images(states):
+    """``{"deployments": [{name, image}]}``, a plan's shape, of the versions a rollback returns to:
+    ``states`` is the registered loop of ``slurp`` over each deployment's ``<target>/state.json``
+    (``item``: the deployment). A deployment without that version or with an unreadable record is
+    left out: the rollback itself reports it (no such version to return to)."""
+    out = []
+    for result in (states or {}).get("results", []) if isinstance(states, dict) else []:
+        item = result.get("item") if isinstance(result, dict) else None
+        if not isinstance(item, dict) or not result.get("content") or result.get("failed"):
+            continue
+        try:
+            state = json.loads(base64.b64decode(result["content"]).decode("utf-8"))
+        except (TypeError, ValueError):
+            continue
+        if isinstance(state, dict) and isinstance(state.get("image"), str) and state["image"]:
+            out.append({"name": str(item.get("name")), "image": state["image"]})
+    return {"deployments": out}
+
+
+def rollback_errors(host, target, images, present):
+    """One message per image of ``images`` (``{ref: [deployment names]}``, the versions to return to)
+    that is not on ``host`` (``present``: the registered loop of ``docker image inspect``). A rollback
+    starts the version with ``pull: never`` (it must not depend on a registry or an archive when it
+    is needed): an image pruned since is refused before anything changes."""
+    present = _by_item(present)
+    out = []
+    for ref in sorted(images):
+        if present.get(ref, {}).get("rc") == 0:
+            continue
+        names = ", ".join(sorted(images[ref]))
+        out.append("%s: deployment %s: vllm_compose_rollback_target: the %s version runs image %s, which is no "
+                   "longer on the host (removed or pruned since), so the rollback could not start it; nothing was "
+                   "changed. Fix: put the image back on the host (docker pull %s, or docker load -i <its archive>), "
+                   "or roll back to another version (-e vllm_compose_rollback_target=%s)"
+                   % (host, names, target, ref, ref, "previous" if target == "last-good" else "last-good"))
+    return out
+
+
 def errors(host, source, images, present, remote=None, local=None, manifests=None,
-           archive_dir="", remote_dir=""):
+           archive_dir="", remote_dir="", registry_timeout=REGISTRY_TIMEOUT):
     """One message per image of ``images`` (``{ref: [deployment names]}``) that cannot reach ``host``.
 
     ``present``: the registered loop of ``docker image inspect`` (rc 0: on the host); ``remote`` /
     ``local``: the registered loops of ``stat`` on the host's and the control node's archive
-    (source archive); ``manifests``: the registered loop of ``docker manifest inspect`` (source pull).
+    (source archive); ``manifests``: the registered loop of ``probe_argv`` (source pull), which ran
+    with ``registry_timeout``.
     """
     present, remote, local, manifests = _by_item(present), _by_item(remote), _by_item(local), _by_item(manifests)
     out = []
@@ -85,6 +153,9 @@ def errors(host, source, images, present, remote=None, local=None, manifests=Non
         elif source == "pull":
             result = manifests.get(ref)
             if not result or result.get("rc") == 0:
+                continue
+            if result.get("rc") in TIMED_OUT_RCS:
+                out.append("%s: image %s: %s" % (where, ref, no_answer(ref, registry_timeout)))
                 continue
             text = " ".join(str(result.get("stderr") or result.get("msg") or "").split())
             if UNKNOWN_RE.search(text):

@@ -7,7 +7,7 @@
 The deploy playbook plans every host at once before its serial, health-gated play: a host whose
 deployments are all as the rollout would leave them skips that play (no batch, no skipped-task
 rounds). "As the rollout would leave them" is judged conservatively, step by step of
-tasks/deployment.yml: any doubt sends the host through the rollout, which then behaves exactly as
+tasks/rollout.yml: any doubt sends the host through the rollout, which then behaves exactly as
 without the plan.
 
 - cards: npu_assign would keep the chips the ledger holds (no ledger write);
@@ -22,8 +22,10 @@ without the plan.
   image label), so ``docker compose up`` would report nothing to do.
 
 The host half (what the files, containers and ledger hold) is read by vllm_host_info
-(``deployments``); the control-node half (the rendered compose file, the env file's expected
-sha256) is compared by the vllm_compose_noop filter.
+(``deployments``); the control-node half (the rendered compose file) is compared by the
+vllm_compose_noop filter. The API key file is compared on the host (vllm_host_info's ``no_log``
+option ``env_content``): only whether it matches comes back, no digest a reader of ``-v`` output
+could test guesses of the key against.
 """
 
 from __future__ import annotations
@@ -108,14 +110,15 @@ def host_reasons(state, service):
     return reasons
 
 
-def judge(deployments, absent, refusals, host_states, rendered, env_sha256, service, host="host", endpoint_host="127.0.0.1"):
+def judge(deployments, absent, refusals, host_states, rendered, api_key_set, service, host="host", endpoint_host="127.0.0.1"):
     """Per host: {unchanged: bool, reasons: [...], deployments: [{name, unchanged, reasons}], kept: [...], results: [...]}.
 
     ``deployments``: the plan's present deployments (name); ``absent``: its absent ones (a removal
     is a change the rollout makes); ``refusals``: the pre-flight's (the rollout reports them);
     ``host_states``: vllm_host_info ``deployments``; ``rendered``: {name: compose file as the role
-    renders it now}; ``env_sha256``: sha256 of the vllm.env the role would write, None when no API
-    key is set (the role then leaves any file as it is). ``kept`` names the deployments the rollout
+    renders it now}; ``api_key_set``: whether an API key is set, so the role writes vllm.env (each
+    state's ``env_matches`` then says whether the host's file holds the line; without a key the role
+    leaves any file as it is). ``kept`` names the deployments the rollout
     leaves as they are (each judged on its own: a host whose other deployment changes, or with an
     absent one to remove, still skips them; none when the pre-flight refuses anything) and
     ``results`` are their fleet summary entries, as the rollout would report them (status unchanged)."""
@@ -131,7 +134,7 @@ def judge(deployments, absent, refusals, host_states, rendered, env_sha256, serv
             reasons.append("files: compose.yaml not rendered")
         elif state.get("compose") is not None and state["compose"] != rendered[name]:
             reasons.append("files: compose.yaml differs from the rendered one")
-        if env_sha256 is not None and (state.get("env_sha256") != env_sha256 or state.get("env_mode") != ENV_MODE):
+        if api_key_set and (state.get("env_matches") is not True or state.get("env_mode") != ENV_MODE):
             reasons.append("files: vllm.env differs (content or mode %s)" % ENV_MODE)
         out.append({"name": name, "unchanged": not reasons, "reasons": reasons})
         if not reasons and not refusals:

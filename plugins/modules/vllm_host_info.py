@@ -63,8 +63,8 @@ options:
   read_state:
     description:
       - Also read, per deployment of O(planned) (each with C(name), C(image), C(card_count) and
-        C(devices)), what the vllm_compose rollout would compare - its compose file and modes, the
-        sha256 of its C(vllm.env), its containers (state, compose config hash, image), compose's own
+        C(devices)), what the vllm_compose rollout would compare - its compose file and modes, whether
+        its C(vllm.env) holds O(env_content), its containers (state, compose config hash, image), compose's own
         config hash of the file on disk, the image the tag names now and the cards
         M(ascendfleet.llm.npu_assign) would give it - returned in RV(deployments). The deploy
         playbook's plan judges from it which hosts have nothing to change (their rollout is skipped).
@@ -79,6 +79,14 @@ options:
     description: With O(read_state), the npu-smi to read the chips with.
     type: str
     default: npu-smi
+  env_content:
+    description:
+      - With O(read_state), the C(vllm.env) the role would write (the API key line). Compared on the
+        host with each deployment's C(vllm.env); only whether they are equal comes back
+        (C(env_matches)), never the file, its content or a digest of it (a digest of a key is a
+        test for guesses). Not logged.
+      - Omitted, C(env_matches) is null.
+    type: str
 seealso:
   - module: ascendfleet.llm.vllm_gate
   - module: ascendfleet.llm.vllm_status
@@ -120,7 +128,8 @@ port_holders:
 deployments:
   description:
     - With O(read_state), deployment name to C(compose) (the file's text, null when missing),
-      C(compose_mode), C(env_sha256), C(env_mode), C(last_good_mode), C(last_good_compose) (the text of
+      C(compose_mode), C(env_matches) (whether C(vllm.env) holds O(env_content) exactly; null without
+      O(env_content)), C(env_mode), C(last_good_mode), C(last_good_compose) (the text of
       C(last-good/compose.yaml), null when missing), C(image_id) (null when the image is
       not on the host), C(image_error) (why C(docker image inspect) failed, other than an absent image),
       C(containers) (C(service), C(status), C(config_hash), C(image_label), C(image_id)),
@@ -137,7 +146,7 @@ problems:
 
 import concurrent.futures
 import datetime
-import hashlib
+import hmac
 import json
 import os
 
@@ -278,6 +287,17 @@ def compose_config_hash(module, docker, compose_path, project, text):
                                "-f", "-", "config", "--hash", "*"], data=resolved, binary_data=True)
 
 
+def _same_bytes(path, text):
+    """Whether the file ``path`` holds exactly ``text`` (UTF-8); False when it is missing or unreadable.
+    Only this yes or no leaves the host: no digest of a secret file is returned."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except (IOError, OSError):
+        return False
+    return hmac.compare_digest(data, text.encode("utf-8"))
+
+
 def _read_or_none(path):
     """A file's text, None when it is missing."""
     return read_text(path) if os.path.isfile(path) else None
@@ -302,10 +322,7 @@ def read_state(module, p, planned, ledger, raw, jobs):
         compose_path = os.path.join(pdir, "compose.yaml")
         env_path = os.path.join(pdir, "vllm.env")
         compose = composes.get(name)
-        env_sha = None
-        if os.path.isfile(env_path):
-            with open(env_path, "rb") as handle:
-                env_sha = hashlib.sha256(handle.read()).hexdigest()
+        env_matches = None if p["env_content"] is None else _same_bytes(env_path, p["env_content"])
         image = dep.get("image")
         hashes, hash_error = {}, None
         if compose is not None and name in hash_jobs:
@@ -314,7 +331,7 @@ def read_state(module, p, planned, ledger, raw, jobs):
             hash_error = None if rc == 0 else _failure(rc, text, err)
         ids, changed, error = cards.get(name, (dep.get("devices") or [], False, None))
         out[name] = {
-            "compose": compose, "compose_mode": _mode(compose_path), "env_sha256": env_sha, "env_mode": _mode(env_path),
+            "compose": compose, "compose_mode": _mode(compose_path), "env_matches": env_matches, "env_mode": _mode(env_path),
             "last_good_mode": _mode(os.path.join(pdir, "last-good")) if os.path.isdir(os.path.join(pdir, "last-good")) else None,
             "last_good_compose": _read_or_none(os.path.join(pdir, "last-good", "compose.yaml")),
             "image_id": image_ids.get(image), "image_error": image_errors.get(image),
@@ -336,6 +353,7 @@ def main():
             read_state=dict(type="bool", default=False),
             exclude=dict(type="list", elements="int", default=[]),
             npu_smi_executable=dict(type="str", default="npu-smi"),
+            env_content=dict(type="str", no_log=True),
             **HOST_ARGS
         ),
         supports_check_mode=True,

@@ -106,3 +106,64 @@ def test_filter_groups_the_plan_s_deployments_by_image():
                                            manifests=loop({"item": REF, "rc": 1, "stderr": "no such manifest: " + REF},
                                                           {"item": MIRRORED, "rc": 1, "stderr": UNREACHABLE}))
     assert [line.split(": image ")[0] for line in out] == ["npu-a01: deployment a, b", "npu-a01: deployment big"]
+
+
+# --------------------------------------------------------------------------- a registry that does not answer
+def test_a_probe_stopped_by_its_time_out_names_the_registry_and_the_bound():
+    # `timeout --foreground --signal=KILL 15 docker manifest inspect ...` exits 137 when it kills the CLI.
+    [text] = errors(HOST, "pull", {MIRRORED: ["qwen"]}, loop(missing(MIRRORED)),
+                    manifests=loop({"item": MIRRORED, "rc": 137, "stdout": "", "stderr": "", "msg": "non-zero return code"}))
+    assert text == ("npu-a01: deployment qwen: image " + MIRRORED + ": registry registry.site:5000 did not answer within "
+                    "15 s (docker manifest inspect from the host, stopped: a firewall that drops the packets, a proxy "
+                    "the host needs and does not use, or a registry that accepts the connection and hangs). Fix: check "
+                    "that registry.site:5000 is up and that the host reaches it (from the host: curl -sS -m 10 "
+                    "https://registry.site:5000/v2/), or set ascendfleet_image_mirror to a registry the host reaches, "
+                    "or use ascendfleet_image_source: archive")
+    [text] = errors(HOST, "pull", {REF: ["qwen"]}, loop(missing(REF)), registry_timeout=4,
+                    manifests=loop({"item": REF, "rc": 124, "stderr": ""}))
+    assert ": registry quay.io did not answer within 4 s (" in text
+    # Docker's own TLS handshake bound (10 s) is a registry the host cannot reach.
+    [text] = errors(HOST, "pull", {REF: ["qwen"]}, loop(missing(REF)), manifests=loop(
+        {"item": REF, "rc": 1, "stderr": 'failed to configure transport: error pinging v2 registry: Get '
+                                          '"https://127.0.0.1:42963/v2/": net/http: TLS handshake timeout'}))
+    assert "quay.io cannot be reached from the host" in text
+
+
+# --------------------------------------------------------------------------- the rollback's image check
+def _slurped(name, state):
+    import base64
+    import json
+    return {"item": {"name": name, "port": 8000}, "content": base64.b64encode(json.dumps(state).encode()).decode(),
+            "encoding": "base64", "source": "/opt/ascendfleet/%s/last-good/state.json" % name}
+
+
+STATE = {"name": "qwen", "model": "Qwen/Qwen3-8B", "revision": "master", "image": REF, "device_ids": [4, 5],
+         "port": 8000, "served_model_name": "qwen3-8b", "model_root": "/root/.cache/modelscope/hub/models"}
+
+
+def test_the_versions_to_return_to_are_read_from_their_records():
+    from ansible_collections.ascendfleet.llm.plugins.module_utils._image_sources import version_images
+    states = loop(_slurped("qwen", STATE),
+                  # no previous/ for chat: slurp failed (failed_when: false); the rollback reports it itself
+                  {"item": {"name": "chat"}, "failed": True, "msg": "file not found: /opt/ascendfleet/chat/previous/state.json"},
+                  {"item": {"name": "torn"}, "content": "bm90IGpzb24=", "encoding": "base64"})  # "not json"
+    assert version_images(states) == {"deployments": [{"name": "qwen", "image": REF}]}
+    assert version_images(None) == {"deployments": []}
+
+
+def test_a_rollback_to_an_image_pruned_from_the_host_is_refused():
+    versions = {"deployments": [{"name": "qwen", "image": REF}, {"name": "chat", "image": MIRRORED}]}
+    present = loop(missing(REF), {"item": MIRRORED, "rc": 0, "stdout": "sha256:9c21\n"})
+    # Whatever the image source: the restore starts the version without pulling.
+    for source in ("pull", "archive"):
+        assert vllm_compose_image_source_errors(versions, HOST, source, present, rollback_target="last-good") == [
+            "npu-a01: deployment qwen: vllm_compose_rollback_target: the last-good version runs image " + REF + ", which "
+            "is no longer on the host (removed or pruned since), so the rollback could not start it; nothing was "
+            "changed. Fix: put the image back on the host (docker pull " + REF + ", or docker load -i <its archive>), "
+            "or roll back to another version (-e vllm_compose_rollback_target=previous)"]
+    [text] = vllm_compose_image_source_errors({"deployments": [{"name": "qwen", "image": REF}]}, HOST, "pull",
+                                              loop(missing(REF)), rollback_target="previous")
+    assert "the previous version runs image " in text and text.endswith("(-e vllm_compose_rollback_target=last-good)")
+    # Every image there: nothing to refuse.
+    assert vllm_compose_image_source_errors(versions, HOST, "pull", loop({"item": REF, "rc": 0}, {"item": MIRRORED, "rc": 0}),
+                                            rollback_target="last-good") == []

@@ -23,7 +23,7 @@ QWEN = {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "image": "quay.io/ascend/vl
 
 
 def state(**changes):
-    base = {"compose": COMPOSE, "compose_mode": "0644", "env_sha256": None, "env_mode": None, "last_good_mode": "0755",
+    base = {"compose": COMPOSE, "compose_mode": "0644", "env_matches": None, "env_mode": None, "last_good_mode": "0755",
             "last_good_compose": COMPOSE,
             "image_id": IMAGE_ID, "containers": project_containers(INSPECT, "qwen"), "config_hashes": config_hashes(HASHES),
             "cards": [4, 5], "cards_changed": False, "cards_error": None}
@@ -31,7 +31,7 @@ def state(**changes):
     return base
 
 
-def verdict(st, rendered=COMPOSE, env=None, absent=(), refusals=()):
+def verdict(st, rendered=COMPOSE, env=False, absent=(), refusals=()):
     return judge([QWEN], list(absent), list(refusals), {"qwen": st}, {"qwen": rendered}, env, SERVICE,
                  host="afbench-fast2-01", endpoint_host="afbench-fast2-01")
 
@@ -110,9 +110,12 @@ def test_files_cards_env_absent_and_refusals():
     assert verdict(state(cards_error="not enough free NPU chips"))["deployments"][0]["reasons"] == [
         "cards: not enough free NPU chips"]
     # An API key: vllm.env must hold its line with mode 0600.
-    assert verdict(state(env_sha256="ab", env_mode="0600"), env="ab")["unchanged"] is True
-    assert verdict(state(env_sha256="ab", env_mode="0644"), env="ab")["unchanged"] is False
-    assert verdict(state(), env="ab")["unchanged"] is False
+    assert verdict(state(env_matches=True, env_mode="0600"), env=True)["unchanged"] is True
+    assert verdict(state(env_matches=True, env_mode="0644"), env=True)["unchanged"] is False
+    assert verdict(state(env_matches=False, env_mode="0600"), env=True)["unchanged"] is False
+    assert verdict(state(), env=True)["unchanged"] is False
+    # No key set: the role leaves any vllm.env as it is.
+    assert verdict(state(env_matches=None, env_mode="0644"), env=False)["unchanged"] is True
     out = verdict(state(), absent=[{"name": "old"}])
     assert out["unchanged"] is False and out["reasons"] == ["absent deployments to remove: old"]
     # The removal is a change of the host, not of qwen: the rollout still leaves qwen as it is.
@@ -158,17 +161,17 @@ def test_a_live_config_no_gate_passed_on_is_never_unchanged():
     assert verdict(state(last_good_compose=None))["unchanged"] is False
 
 
-def test_the_api_key_is_judged_by_the_env_file_read_on_the_host():
-    # No label carries the key's digest any more (issue 28): the compose file is the same for any
-    # key, so the verdict's only view of the key is vllm.env's sha256 as vllm_host_info reads it on
-    # the host, against the line the role would write. Digests written by hand:
-    # printf 'VLLM_API_KEY=sim-key-3b9f\n' | sha256sum (and the same for another-key-71c2).
-    written = "3cd0e13cb8958429428242b2bc00e01234c744b8c0c99e7b8ef7c55b8a2e656b"
-    other = "8f369fe19091538655d92e36f1af6cf2c60d3ad81f9f3bf203e6292a0444a5f3"
-    on_host = state(env_sha256=written, env_mode="0600")
-    assert verdict(on_host, env=written)["unchanged"] is True
-    out = verdict(on_host, env=other)
+def test_the_api_key_is_judged_by_the_env_file_compared_on_the_host():
+    # No label carries the key's digest (issue 28), and no digest of vllm.env leaves the host either:
+    # vllm_host_info compares the file with the line the role would write (its no_log env_content) and
+    # returns only env_matches. The verdict's only view of the key is that yes or no.
+    on_host = state(env_matches=True, env_mode="0600")
+    assert verdict(on_host, env=True)["unchanged"] is True
+    out = verdict(state(env_matches=False, env_mode="0600"), env=True)
     assert out["unchanged"] is False and out["kept"] == []
     assert out["deployments"][0]["reasons"] == ["files: vllm.env differs (content or mode 0600)"]
-    # A key set where none was: no vllm.env on the host yet.
-    assert verdict(state(), env=written)["deployments"][0]["reasons"] == ["files: vllm.env differs (content or mode 0600)"]
+    # A key set where none was: no vllm.env on the host yet (env_matches false, no mode).
+    assert verdict(state(env_matches=False), env=True)["deployments"][0]["reasons"] == [
+        "files: vllm.env differs (content or mode 0600)"]
+    # A host read without env_content (null) is never taken for a match.
+    assert verdict(state(env_matches=None, env_mode="0600"), env=True)["unchanged"] is False

@@ -3,6 +3,7 @@
 seed's 910B2 sample) and docker (docker inspect, image id and compose config hash captured on a sim
 host after a deploy of qwen and chat), a ledger and project directories in a temporary directory."""
 
+import hashlib
 import json
 import os
 import pathlib
@@ -67,15 +68,50 @@ def test_a_compose_file_with_env_file_is_hashed_as_up_labels_it(run_module, tmp_
     os.chmod(tmp_path / "opt" / "qwen" / "vllm.env", 0o600)
     args["planned"] = PLANNED[:1]
     args["names"] = ["qwen"]
+    args["env_content"] = "VLLM_API_KEY=sim-key-3b9f\n"
     failed, result = run_module(vllm_host_info.main, args)
     assert not failed, result.get("msg")
     qwen = result["deployments"]["qwen"]
     plain = (FIX / "config-hash-qwen-env-file.txt").read_text().split()[1]
     assert qwen["config_hashes"] == {"vllm-ascend": "2384482dce89a8adf04e87070571f71bff59f539f01a71c03322cf5f3ea4833b"}
     assert qwen["containers"][0]["config_hash"] == qwen["config_hashes"]["vllm-ascend"] != plain
-    assert qwen["env_sha256"] == "3cd0e13cb8958429428242b2bc00e01234c744b8c0c99e7b8ef7c55b8a2e656b"
-    verdict = judge(PLANNED[:1], [], [], result["deployments"], {"qwen": compose}, qwen["env_sha256"], "vllm-ascend")
+    assert (qwen["env_matches"], qwen["env_mode"]) == (True, "0600")
+    verdict = judge(PLANNED[:1], [], [], result["deployments"], {"qwen": compose}, True, "vllm-ascend")
     assert verdict["unchanged"] is True, verdict
+
+
+def test_no_digest_of_the_api_key_leaves_the_host(run_module, tmp_path, monkeypatch):
+    """vllm_host_info's result is shown at -v in the plan play: it used to carry the unsalted sha256
+    of vllm.env (the key line), which anyone reading the output could test guessed keys against.
+    Now the host compares the file with the no_log env_content and returns only whether it matches;
+    the plan still notices a changed key. Digests written by hand:
+    printf 'VLLM_API_KEY=sim-key-3b9f\n' | sha256sum; printf 'sim-key-3b9f' | sha256sum."""
+    args = _host(tmp_path, monkeypatch)
+    (tmp_path / "opt" / "qwen" / "vllm.env").write_text("VLLM_API_KEY=sim-key-3b9f\n")
+    os.chmod(tmp_path / "opt" / "qwen" / "vllm.env", 0o600)
+    args["planned"], args["names"] = PLANNED[:1], ["qwen"]
+    args["env_content"] = "VLLM_API_KEY=sim-key-3b9f\n"
+    failed, result = run_module(vllm_host_info.main, args)
+    assert not failed, result.get("msg")
+    text = json.dumps(result)
+    secrets = [b"VLLM_API_KEY=sim-key-3b9f\n", b"sim-key-3b9f"]
+    digests = ["3cd0e13cb8958429428242b2bc00e01234c744b8c0c99e7b8ef7c55b8a2e656b",
+               "6a47fcb4bd887b55a64824c3b450af63c0aa1fbfb6639428845bfe2f5d67fb5c"]
+    digests += [getattr(hashlib, name)(secret).hexdigest() for name in ("md5", "sha1", "sha512") for secret in secrets]
+    for found in digests + ["sim-key-3b9f"]:
+        assert found not in text, found
+    assert result["deployments"]["qwen"]["env_matches"] is True
+    # Another key: the file no longer matches, and the plan sends the deployment through the rollout.
+    args["env_content"] = "VLLM_API_KEY=another-key-71c2\n"
+    failed, result = run_module(vllm_host_info.main, args)
+    assert not failed and result["deployments"]["qwen"]["env_matches"] is False
+    assert "3cd0e13cb8958429428242b2bc00e01234c744b8c0c99e7b8ef7c55b8a2e656b" not in json.dumps(result)
+    verdict = judge(PLANNED[:1], [], [], result["deployments"], {"qwen": COMPOSE}, True, "vllm-ascend")
+    assert verdict["deployments"][0]["reasons"][-1] == "files: vllm.env differs (content or mode 0600)"
+    # Without env_content (no key set): nothing about the file but its mode.
+    del args["env_content"]
+    failed, result = run_module(vllm_host_info.main, args)
+    assert result["deployments"]["qwen"]["env_matches"] is None
 
 
 def test_an_image_read_that_failed_is_not_an_absent_image(run_module, tmp_path, monkeypatch):
