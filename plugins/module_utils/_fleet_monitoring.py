@@ -26,6 +26,9 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+# VLLM_DEFAULT_PORT: vLLM's default port (``vllm serve --port``), the one vllm_compose uses when none
+# is set; one constant for the monitoring and the gateway.
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_gateway import VLLM_DEFAULT_PORT
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_status import evaluate
 
 VLLM_JOB = "ascendfleet-vllm"
@@ -38,8 +41,6 @@ RULES_FILE = "ascendfleet-rules.yml"
 DASHBOARD_FILE = "ascendfleet-dashboard.json"
 DASHBOARD_UID = "ascendfleet-llm"
 
-# vLLM's default port (``vllm serve --port``), the one vllm_compose uses when none is set.
-VLLM_DEFAULT_PORT = 8000
 # MindCluster NPU Exporter's default port.
 NPU_EXPORTER_DEFAULT_PORT = 8082
 # The fleet gateway's HAProxy Prometheus endpoint (fleet_gateway_metrics_port).

@@ -158,3 +158,32 @@ def test_sessions_that_do_not_end_fail_after_the_timeout_naming_them(run_module,
     assert failed
     assert "server sim-a:qwen still has sessions after 0 s (model:Qwen/sim-a:qwen: 1). It stays maint" in out["msg"]
     assert out["changed"] is True
+
+
+def test_ready_and_wait_until_its_checks_pass(run_module, haproxy):
+    fake = haproxy("drained", "up_down")
+    failed, out = run_module(fleet_gateway_server.main, {"socket": fake.path, "server": "sim-a:qwen", "state": "ready",
+                                                         "wait": True, "timeout": 10, "interval": 0.05})
+    assert not failed, out
+    assert out["commands"] == ["set server model:Qwen/sim-a:qwen state ready"]
+    assert [(s["state"], s["admin"]) for s in out["servers"]] == [("up", "ready")]
+
+
+def test_ready_and_wait_fails_naming_the_failing_check(run_module, haproxy):
+    fake = haproxy("up_down")
+    failed, out = run_module(fleet_gateway_server.main, {"socket": fake.path, "server": "sim-c:chat", "state": "ready",
+                                                         "wait": True, "timeout": 0.3, "interval": 0.1})
+    assert failed
+    assert out["msg"].startswith("server sim-c:chat is not up after 0 s (model:chat/sim-c:chat: down "
+                                 "(L4CON Layer4 connection problem))")
+
+
+def test_save_state_writes_the_servers_state_answer(run_module, haproxy, tmp_path):
+    fake = haproxy("drained")
+    target = tmp_path / "server-state"
+    failed, out = run_module(fleet_gateway_server.main, {"socket": fake.path, "save_state": str(target)})
+    assert not failed and out["saved"] is True and out["changed"] is True
+    assert target.read_text() == answers("drained")["show servers state"]
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    failed, out = run_module(fleet_gateway_server.main, {"socket": fake.path, "save_state": str(target)})
+    assert not failed and out["saved"] is False and out["changed"] is False
