@@ -183,7 +183,7 @@ def pools(records, check_prompt="ping"):
             served = dep.get("served_model_name") or dep.get("model")
             if not served:
                 raise GatewayError("%s: neither served_model_name nor model is set. Fix: set model" % where)
-            port = _port(dep.get("port") or VLLM_DEFAULT_PORT, where)
+            port = _port(VLLM_DEFAULT_PORT if dep.get("port") is None else dep["port"], where)
             endpoint = (address, port)
             if endpoint in endpoints:
                 raise GatewayError("%s and %s both serve on %s port %d. Fix: give each deployment of a host its own "
