@@ -169,8 +169,8 @@ def test_view_at_start_up_and_down():
 
 
 def test_view_draining_with_a_session_and_maint():
-    assert [(s["server"], s["state"], s["admin"], s["status"], s["sessions"]) for s in view("drain_session_maint",
-                                                                                           backends=["model:Qwen"])] == [
+    servers = view("drain_session_maint", backends=["model:Qwen"])
+    assert [(s["server"], s["state"], s["admin"], s["status"], s["sessions"]) for s in servers] == [
         ("sim-a:qwen", "draining", "drain", "DRAIN", 1), ("sim-b:qwen", "maint", "maint", "MAINT", 0)]
 
 
