@@ -117,14 +117,30 @@ servers:
   type: list
   elements: dict
   contains:
-    backend: {description: The pool (HAProxy backend), e.g. C(model:Qwen)., type: str}
-    server: {description: The server, C(<host>:<deployment>)., type: str}
-    state: {description: "C(up), C(draining), C(down) (its health checks fail) or C(maint).", type: str}
-    admin: {description: What the runtime API last set, C(ready), C(drain) or C(maint)., type: str}
-    status: {description: HAProxy's own status word (C(UP), C(DRAIN), C(DOWN 1/2), C(MAINT) ...)., type: str}
-    check: {description: The last health check's status and description., type: str}
-    sessions: {description: Current sessions (requests in flight)., type: int}
-    last_change: {description: Seconds since the server's state last changed (HAProxy's C(lastchg))., type: int}
+    backend:
+      description: The pool (HAProxy backend), for example C(model:Qwen).
+      type: str
+    server:
+      description: The server, C(<host>:<deployment>).
+      type: str
+    state:
+      description: C(up), C(draining), C(down) (its health checks fail) or C(maint).
+      type: str
+    admin:
+      description: What the runtime API last set, C(ready), C(drain) or C(maint).
+      type: str
+    status:
+      description: HAProxy's own status word, for example C(UP), C(DRAIN), C(DOWN 1/2) or C(MAINT).
+      type: str
+    check:
+      description: The last health check's status and description.
+      type: str
+    sessions:
+      description: Current sessions (requests in flight).
+      type: int
+    last_change:
+      description: Seconds since the server's state last changed (HAProxy's C(lastchg)).
+      type: int
   sample:
     - {backend: "model:Qwen", server: "sim-a:qwen", state: draining, admin: drain, status: DRAIN,
        check: "L7OK Layer7 check passed", sessions: 0, last_change: 12}

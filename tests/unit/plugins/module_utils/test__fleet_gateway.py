@@ -257,7 +257,7 @@ def test_runtime_api_over_a_real_unix_socket(tmp_path):
     import threading
 
     def answer():
-        conn, _ = server.accept()
+        conn = server.accept()[0]
         assert conn.recv(100) == b"show servers state\n"
         conn.sendall(fixture("drained")[1].encode())
         conn.close()

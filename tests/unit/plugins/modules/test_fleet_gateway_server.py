@@ -37,7 +37,7 @@ class FakeHAProxy:
     def serve(self):
         while True:
             try:
-                conn, _ = self.sock.accept()
+                conn = self.sock.accept()[0]
             except OSError:
                 return
             line = b""
