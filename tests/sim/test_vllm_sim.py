@@ -806,5 +806,8 @@ def test_hang_file_holds_requests_while_health_answers(host, start, tmp_path):
     hang.unlink()
     status, body = server.json("/v1/completions", {"model": "Qwen/Qwen3-0.6B", "prompt": "ping", "max_tokens": 1})
     assert status == 200 and body["usage"]["completion_tokens"] == 1
-    text = server.request("/metrics")[1]
-    assert 'vllm:num_requests_waiting{engine="0",model_name="Qwen/Qwen3-0.6B"} 0.0' in text
+    # The held request notices the recovery at its next look at the file (every 0.1 s).
+    deadline = time.monotonic() + 3
+    while 'vllm:num_requests_waiting{engine="0",model_name="Qwen/Qwen3-0.6B"} 0.0' not in server.request("/metrics")[1]:
+        assert time.monotonic() < deadline, "the held request still waits 3 s after the recovery"
+        time.sleep(0.1)
