@@ -4,7 +4,7 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filters producing the fleet's monitoring configuration (roles/fleet_monitoring).
 
-Documentation: fleet_monitoring_targets.yml, fleet_monitoring_rules.yml,
+Documentation: fleet_monitoring_targets.yml, fleet_monitoring_gateway_targets.yml, fleet_monitoring_rules.yml,
 fleet_monitoring_prometheus_config.yml and fleet_monitoring_dashboard.yml beside this file.
 """
 
@@ -19,6 +19,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_monitoring 
     MonitoringError,
     dashboard,
     file_sd,
+    gateway_sd,
     prometheus_config,
     rule_groups,
 )
@@ -40,6 +41,14 @@ def fleet_monitoring_targets(records):
         raise AnsibleFilterError("fleet_monitoring_targets: expects a list of host records, got %s"
                                  % type(records).__name__)
     return _run("fleet_monitoring_targets", file_sd, _plain(list(records)))
+
+
+def fleet_monitoring_gateway_targets(gateways):
+    """file_sd target groups of the fleet's gateways (HAProxy's Prometheus endpoint)."""
+    if not isinstance(gateways, (list, tuple)):
+        raise AnsibleFilterError("fleet_monitoring_gateway_targets: expects a list of gateway records, got %s"
+                                 % type(gateways).__name__)
+    return _run("fleet_monitoring_gateway_targets", gateway_sd, _plain(list(gateways)))
 
 
 def fleet_monitoring_rules(thresholds, vllm_job=VLLM_JOB, npu_exporter_job=NPU_EXPORTER_JOB):
@@ -70,6 +79,7 @@ class FilterModule(object):
     def filters(self):
         return {
             "fleet_monitoring_targets": fleet_monitoring_targets,
+            "fleet_monitoring_gateway_targets": fleet_monitoring_gateway_targets,
             "fleet_monitoring_rules": fleet_monitoring_rules,
             "fleet_monitoring_prometheus_config": fleet_monitoring_prometheus_config,
             "fleet_monitoring_dashboard": fleet_monitoring_dashboard,

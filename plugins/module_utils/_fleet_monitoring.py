@@ -13,6 +13,7 @@ the tests). Standard library only.
   the address Prometheus reaches the host at, the inventory's deployments and the host's NPU
   exporter) into Prometheus ``file_sd`` target groups: one per vLLM deployment, labelled with
   host, deployment, model, served name, image and cards, and one per NPU exporter.
+* :func:`gateway_sd` turns the fleet's gateways into targets of HAProxy's own Prometheus endpoint.
 * :func:`rule_groups` returns the alert and recording rules (thresholds are parameters).
 * :func:`prometheus_config` returns a ``prometheus.yml`` that scrapes the discovery files.
 * :func:`dashboard` returns a Grafana dashboard (fleet, per host, per deployment);
@@ -25,20 +26,25 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+# VLLM_DEFAULT_PORT: vLLM's default port (``vllm serve --port``), the one vllm_compose uses when none
+# is set; one constant for the monitoring and the gateway.
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_gateway import VLLM_DEFAULT_PORT
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_status import evaluate
 
 VLLM_JOB = "ascendfleet-vllm"
 NPU_EXPORTER_JOB = "ascendfleet-npu-exporter"
+GATEWAY_JOB = "ascendfleet-gateway"
 VLLM_FILE = "ascendfleet-vllm.json"
 NPU_EXPORTER_FILE = "ascendfleet-npu-exporter.json"
+GATEWAY_FILE = "ascendfleet-gateway.json"
 RULES_FILE = "ascendfleet-rules.yml"
 DASHBOARD_FILE = "ascendfleet-dashboard.json"
 DASHBOARD_UID = "ascendfleet-llm"
 
-# vLLM's default port (``vllm serve --port``), the one vllm_compose uses when none is set.
-VLLM_DEFAULT_PORT = 8000
 # MindCluster NPU Exporter's default port.
 NPU_EXPORTER_DEFAULT_PORT = 8082
+# The fleet gateway's HAProxy Prometheus endpoint (fleet_gateway_metrics_port).
+GATEWAY_METRICS_DEFAULT_PORT = 8405
 
 # Prometheus duration: 1d2h30m, 90s, 500ms ... Both rules match the whole value (re.fullmatch:
 # "5m\n" or "fleet\n" would otherwise pass and reach the rule file and PromQL).
@@ -53,6 +59,7 @@ THRESHOLDS = {
     "kv_cache_usage_for": ("duration", "10m"),
     "requests_waiting_threshold": ("count", 10),
     "requests_waiting_for": ("duration", "5m"),
+    "engine_hung_for": ("duration", "2m"),
     "ttft_quantile": ("quantile", 0.95),
     "ttft_threshold_seconds": ("positive", 5.0),
     "ttft_for": ("duration", "10m"),
@@ -186,6 +193,28 @@ def file_sd(records):
     return {"vllm": vllm, "npu_exporter": exporters}
 
 
+def gateway_sd(gateways):
+    # type: (Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]
+    """file_sd target groups of the fleet's gateways (HAProxy's own Prometheus endpoint).
+
+    Each gateway: ``host``, ``address`` (what Prometheus connects to; the host name when missing)
+    and ``port`` (fleet_gateway_metrics_port). Sorted by host; none when the fleet has no gateway.
+    """
+    groups = []
+    seen = set()
+    for gateway in gateways or []:
+        host = gateway.get("host")
+        if not host:
+            raise MonitoringError("a gateway record has no host name: %r" % (dict(gateway),))
+        if host in seen:
+            raise MonitoringError("gateway %s is listed twice. Fix: list each gateway once" % host)
+        seen.add(host)
+        port = _port(gateway.get("port") or GATEWAY_METRICS_DEFAULT_PORT, "%s: fleet_gateway_metrics_port" % host)
+        groups.append({"targets": [_target(gateway.get("address") or host, port)], "labels": {"host": host}})
+    groups.sort(key=lambda g: g["labels"]["host"])
+    return groups
+
+
 # --------------------------------------------------------------------------- rules
 
 
@@ -296,6 +325,20 @@ def rule_groups(values=None, vllm_job=VLLM_JOB, npu_exporter_job=NPU_EXPORTER_JO
              "description": "{{ $value }} requests waiting (vllm:num_requests_waiting) for %s, more than %g. "
                             "The deployment is saturated: add a replica or cards."
                             % (t["requests_waiting_for"], t["requests_waiting_threshold"])}},
+        # A hung engine (an HCCL collective that never returns) keeps /health at 200: requests queue
+        # while no token comes out.
+        {"alert": "AscendfleetEngineHung",
+         "expr": "ascendfleet:vllm_requests_waiting:sum > 0 and ascendfleet:vllm_generation_tokens:rate%s == 0" % w,
+         "for": t["engine_hung_for"],
+         "labels": dict(common, severity="critical"),
+         "annotations": {
+             "summary": "Engine of {{ $labels.deployment }} on {{ $labels.host }} generates nothing",
+             "description": "{{ $value }} requests wait (vllm:num_requests_waiting) and no token was generated "
+                            "(vllm:generation_tokens_total) over %s, for %s, although /health may still answer "
+                            "200: the engine hangs (an HCCL collective that never returns). The gateway's "
+                            "one-token health check takes it out of its pool; restart the deployment "
+                            "(docker compose -p {{ $labels.deployment }} restart on {{ $labels.host }}) and read "
+                            "its log." % (w, t["engine_hung_for"])}},
         {"alert": "AscendfleetTimeToFirstTokenHigh",
          "expr": "%s > %g and ascendfleet:vllm_requests:rate%s > 0" % (ttft_record, t["ttft_threshold_seconds"], w),
          "for": t["ttft_for"],
@@ -367,6 +410,8 @@ def prometheus_config(sd_dir, rules_path, scrape_interval="15s", evaluation_inte
              "file_sd_configs": [{"files": ["%s/%s" % (sd_dir, VLLM_FILE)], "refresh_interval": "30s"}]},
             {"job_name": npu_exporter_job, "metrics_path": "/metrics",
              "file_sd_configs": [{"files": ["%s/%s" % (sd_dir, NPU_EXPORTER_FILE)], "refresh_interval": "30s"}]},
+            {"job_name": GATEWAY_JOB, "metrics_path": "/metrics",
+             "file_sd_configs": [{"files": ["%s/%s" % (sd_dir, GATEWAY_FILE)], "refresh_interval": "30s"}]},
         ],
     }
     if external_labels:

@@ -2,7 +2,8 @@
 # Everything the simulated fleet and the roles need on this machine, built or reused (test
 # infrastructure, never shipped). The one list of "what the demo needs": `make demo`,
 # `make sim-up` (tests/sim/fleet.sh up), `make test` (make sim-assets) and molecule-all all call it.
-#   1. the sim images            tests/sim/build-images.sh   $PREFIX/base, $PREFIX/host, $PREFIX/prometheus
+#   1. the sim images            tests/sim/build-images.sh   $PREFIX/base, $PREFIX/host, $PREFIX/prometheus,
+#                                                            $PREFIX/haproxy (+ its archive)
 #   2. stand-in vllm-ascend      tests/sim/vllm/build.sh     quay.io/ascend/vllm-ascend:<tag> +
 #                                                            $ASCENDFLEET_SIM_CACHE/images/*.tar
 #   3. modelscope wheelhouse     tests/sim/hub/build-wheelhouse.sh
@@ -21,6 +22,8 @@ expected() {
   echo "image $(sim_image base)"
   echo "image $(sim_image host)"
   echo "image $(sim_image prometheus)"
+  echo "image $(sim_image haproxy)"
+  echo "file $ASCENDFLEET_SIM_CACHE/images/${ASCENDFLEET_SIM_IMAGE_PREFIX//[\/:]/_}_haproxy_latest.tar"
   local ref
   while read -r ref; do
     echo "image $ref"

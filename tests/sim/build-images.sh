@@ -6,6 +6,8 @@
 #   $PREFIX/host:latest   base + docker.io & co (host-packages.txt) + Compose v2 plugin
 #   $PREFIX/registry:latest  base + Debian's docker-registry (registry-packages.txt)
 #   $PREFIX/prometheus:latest  base + Debian's prometheus package (real Prometheus, promtool)
+#   $PREFIX/haproxy:latest  base + Debian's haproxy package (real HAProxy 2.6, the gateway), also
+#                         saved as $ASCENDFLEET_SIM_CACHE/images/<prefix>_haproxy_latest.tar
 # ($PREFIX is ASCENDFLEET_SIM_IMAGE_PREFIX, default ascendfleet-sim: tests/sim/simenv.sh).
 # tests/sim/assets.sh calls this, then builds the rest of what the sim needs.
 # Each image is also tagged :in-<hash of its inputs>; an existing tag is reused, so a fresh
@@ -90,6 +92,7 @@ build_base() { docker_build "$1" Dockerfile.base "ROOTFS=$p/rootfs:$ROOTFS_TAG";
 build_host() { docker_build "$1" Dockerfile.host "HOST_PKGS=$p/host-pkgs:$HOST_PKGS_TAG"; }
 build_registry() { docker_build "$1" Dockerfile.registry "BASE=$p/base:$BASE_TAG"; }
 build_prometheus() { docker_build "$1" Dockerfile.prometheus "BASE=$p/base:$BASE_TAG"; }
+build_haproxy() { docker_build "$1" Dockerfile.haproxy "BASE=$p/base:$BASE_TAG"; }
 
 if ! have "$p/base:$BASE_TAG" \
    || { ! have "$p/host:$HOST_TAG" && ! have "$p/host-pkgs:$HOST_PKGS_TAG"; }; then
@@ -100,19 +103,34 @@ stage "$p/base:$BASE_TAG" build_base
 stage "$p/host:$HOST_TAG" build_host
 stage "$p/registry:$REGISTRY_TAG" build_registry
 stage "$p/prometheus:$PROMETHEUS_TAG" build_prometheus
+stage "$p/haproxy:$HAPROXY_TAG" build_haproxy
 docker tag "$p/base:$BASE_TAG" $p/base:latest
 docker tag "$p/host:$HOST_TAG" $p/host:latest
 docker tag "$p/registry:$REGISTRY_TAG" $p/registry:latest
 docker tag "$p/prometheus:$PROMETHEUS_TAG" $p/prometheus:latest
+docker tag "$p/haproxy:$HAPROXY_TAG" $p/haproxy:latest
 echo "build-images: $p/base:latest = :$BASE_TAG, $p/host:latest = :$HOST_TAG, $p/registry:latest = :$REGISTRY_TAG," \
-  "$p/prometheus:latest = :$PROMETHEUS_TAG"
+  "$p/prometheus:latest = :$PROMETHEUS_TAG, $p/haproxy:latest = :$HAPROXY_TAG"
+# The gateway's image reaches a sim host the air-gapped way (roles/fleet_gateway loads an archive):
+# saved again only when the image ID changed (.tar.id holds the ID it was saved from).
+haproxy_tar=$ASCENDFLEET_SIM_CACHE/images/${p//[\/:]/_}_haproxy_latest.tar
+haproxy_id=$(docker image inspect --format '{{.Id}}' "$p/haproxy:latest")
+if [ -s "$haproxy_tar" ] && [ "$(cat "$haproxy_tar.id" 2>/dev/null)" = "$haproxy_id" ]; then
+  echo "build-images: reusing archive $haproxy_tar"
+else
+  mkdir -p "$ASCENDFLEET_SIM_CACHE/images"
+  docker save -o "$haproxy_tar.part" "$p/haproxy:latest"
+  mv "$haproxy_tar.part" "$haproxy_tar"
+  echo "$haproxy_id" >"$haproxy_tar.id"
+  echo "build-images: saved $haproxy_tar"
+fi
 # Keep the current input tags and the two newest others per image (another branch's inputs);
 # older ones are untagged (an image still used by a container stays).
 keep_others=2
-for repo in rootfs host-pkgs base host registry prometheus; do
+for repo in rootfs host-pkgs base host registry prometheus haproxy; do
   case $repo in
     rootfs) cur=$ROOTFS_TAG ;; host-pkgs) cur=$HOST_PKGS_TAG ;; base) cur=$BASE_TAG ;; host) cur=$HOST_TAG ;;
-    registry) cur=$REGISTRY_TAG ;; prometheus) cur=$PROMETHEUS_TAG ;;
+    registry) cur=$REGISTRY_TAG ;; prometheus) cur=$PROMETHEUS_TAG ;; haproxy) cur=$HAPROXY_TAG ;;
   esac
   stale=$(docker images "$p/$repo" --format '{{.Tag}}' | { grep '^in-' || true; } \
     | { grep -vx "$cur" || true; } | tail -n +$((keep_others + 1)))

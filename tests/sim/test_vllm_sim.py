@@ -771,3 +771,43 @@ def test_reasoning_parser_of_a_later_release_is_refused(host):
     rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--reasoning-parser", later], env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.17.0rc1"})
     assert rc == 1
     assert "invalid reasoning parser: %s" % later in out
+
+
+# --------------------------------------------------------------------------- completions and the engine-hang switch
+
+
+def test_completion_of_one_token(plain_server):
+    status, body = plain_server.json("/v1/completions", {"model": "Qwen/Qwen3-0.6B", "prompt": "ping", "max_tokens": 1})
+    assert status == 200
+    assert body["object"] == "text_completion" and body["model"] == "Qwen/Qwen3-0.6B"
+    assert body["choices"][0]["finish_reason"] == "length"
+    assert body["usage"]["completion_tokens"] == 1 and len(body["choices"][0]["text"].split()) == 1
+
+
+def test_completion_unknown_model_and_missing_prompt(plain_server):
+    status, body = plain_server.json("/v1/completions", {"model": "gpt-4", "prompt": "ping"})
+    assert status == 404 and body["error"]["message"] == "The model `gpt-4` does not exist."
+    status, body = plain_server.json("/v1/completions", {"model": "Qwen/Qwen3-0.6B"})
+    assert status == 400 and body["error"]["param"] == "prompt"
+
+
+def test_hang_file_holds_requests_while_health_answers(host, start, tmp_path):
+    hang = tmp_path / "hung"
+    server = start(["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2"], env={"ASCENDFLEET_SIM_HANG_FILE": str(hang)})
+    hang.touch()
+    assert server.request("/health")[0] == 200
+    req = urllib.request.Request(server.url("/v1/completions"), method="POST",
+                                 data=json.dumps({"model": "Qwen/Qwen3-0.6B", "prompt": "ping", "max_tokens": 1}).encode())
+    with pytest.raises(OSError):  # socket timeout (URLError or TimeoutError): no token comes
+        urllib.request.urlopen(req, timeout=1)
+    status, text, _ = server.request("/metrics")
+    assert status == 200
+    assert 'vllm:num_requests_waiting{engine="0",model_name="Qwen/Qwen3-0.6B"} 1.0' in text
+    hang.unlink()
+    status, body = server.json("/v1/completions", {"model": "Qwen/Qwen3-0.6B", "prompt": "ping", "max_tokens": 1})
+    assert status == 200 and body["usage"]["completion_tokens"] == 1
+    # The held request notices the recovery at its next look at the file (every 0.1 s).
+    deadline = time.monotonic() + 3
+    while 'vllm:num_requests_waiting{engine="0",model_name="Qwen/Qwen3-0.6B"} 0.0' not in server.request("/metrics")[1]:
+        assert time.monotonic() < deadline, "the held request still waits 3 s after the recovery"
+        time.sleep(0.1)

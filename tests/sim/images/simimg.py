@@ -215,6 +215,7 @@ def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
     host       host-pkgs + CA bundle + Compose v2 plugin (seconds)
     registry   base + Debian's docker-registry, htpasswd, openssl (~20 s)
     prometheus base + Debian's prometheus package (monitoring scenarios; ~1 min)
+    haproxy    base + Debian's haproxy package (the gateway scenarios; seconds)
     The CA bundle goes in last so a changed bundle only costs the two fast stages.
     """
     sources = apt_sources_for_image(mirrors)
@@ -251,6 +252,10 @@ def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
         ("base", base),
         ("Dockerfile.prometheus", _read(os.path.join(images_dir, "Dockerfile.prometheus"))),
     ])
+    haproxy = input_hash([
+        ("base", base),
+        ("Dockerfile.haproxy", _read(os.path.join(images_dir, "Dockerfile.haproxy"))),
+    ])
     return {
         "ROOTFS_TAG": "in-" + rootfs,
         "HOST_PKGS_TAG": "in-" + host_pkgs,
@@ -258,6 +263,7 @@ def plan(images_dir, ca_bundle, compose_bin, mirrors, apt_conf):
         "HOST_TAG": "in-" + host,
         "REGISTRY_TAG": "in-" + registry,
         "PROMETHEUS_TAG": "in-" + prometheus,
+        "HAPROXY_TAG": "in-" + haproxy,
         "APT_ARCHIVE": mirrors["archive"],
         "APT_SECURITY": mirrors["security"],
     }

@@ -25,6 +25,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PROG = "vllm"
 SIM = "ascendfleet-sim"
+# The engine-hang switch (see Server.wait_while_hung) and how long a hung request waits at most.
+HANG_FILE_DEFAULT = "/tmp/ascendfleet-sim-engine-hung"
+HANG_LIMIT_SECONDS = 600
 DEFAULT_VERSION = "0.17.0rc1"
 
 # vLLM's registered parsers (vllm/entrypoints/openai/tool_parsers, vllm/reasoning).
@@ -856,6 +859,7 @@ class Metrics:
         self.lock = threading.Lock()
         self.version = version_tuple(version or os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION))
         self.running = 0
+        self.waiting = 0
         self.prompt_tokens = 0
         self.generation_tokens = 0
         self.success = {"stop": 0, "length": 0, "tool_calls": 0}
@@ -894,7 +898,7 @@ class Metrics:
                 "vllm:num_requests_running{%s} %.1f" % (label, self.running),
                 "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
                 "# TYPE vllm:num_requests_waiting gauge",
-                "vllm:num_requests_waiting{%s} 0.0" % label,
+                "vllm:num_requests_waiting{%s} %.1f" % (label, self.waiting),
                 "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
                 "# TYPE vllm:kv_cache_usage_perc gauge",
                 "vllm:kv_cache_usage_perc{%s} %s" % (label, kv_usage),
@@ -1009,6 +1013,10 @@ class Server:
         self.version = os.environ.get("ASCENDFLEET_SIM_VLLM_VERSION", DEFAULT_VERSION)
         self.healthy = not env_true("ASCENDFLEET_SIM_NEVER_HEALTHY")
         self.reply_delay = float(os.environ.get("ASCENDFLEET_SIM_RESPONSE_SECONDS", "0") or 0)
+        # While this file exists the engine is hung (an HCCL collective that never returns): /health
+        # still answers 200, requests are accepted and wait (vllm:num_requests_waiting), no token is
+        # generated. Tests create it with `docker exec <container> touch <file>` and remove it to recover.
+        self.hang_file = os.environ.get("ASCENDFLEET_SIM_HANG_FILE", HANG_FILE_DEFAULT)
         self.metrics = Metrics()
         self.created = int(time.time())
 
@@ -1084,6 +1092,50 @@ class Server:
             "prompt_logprobs": None, "kv_transfer_params": None,
         }
 
+    def wait_while_hung(self):
+        """Hold a request while the hang file exists (bounded: HANG_LIMIT_SECONDS), counted as waiting."""
+        if not (self.hang_file and os.path.exists(self.hang_file)):
+            return
+        with self.metrics.lock:
+            self.metrics.waiting += 1
+        try:
+            deadline = time.monotonic() + HANG_LIMIT_SECONDS
+            while os.path.exists(self.hang_file) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        finally:
+            with self.metrics.lock:
+                self.metrics.waiting -= 1
+
+    def completion(self, req):
+        """POST /v1/completions: the prompt's first words echoed, max_tokens honoured (finish_reason length)."""
+        if not isinstance(req, dict):
+            raise ApiError(400, "Request body must be a JSON object.")
+        prompt = req.get("prompt")
+        if isinstance(prompt, list) and len(prompt) == 1:
+            prompt = prompt[0]
+        if not isinstance(prompt, str):
+            raise ApiError(400, "1 validation error: prompt: Field required (a string).", param="prompt")
+        model = req.get("model") or self.names[0]
+        if model not in self.names:
+            raise ApiError(404, "The model `%s` does not exist." % model, "NotFoundError", "model")
+        prompt_tokens = count_tokens(prompt)
+        words = ("Simulated completion from %s (stand-in vLLM %s, model %s)." % (SIM, self.version, self.names[0])).split()
+        finish = "stop"
+        max_tokens = req.get("max_tokens")
+        if isinstance(max_tokens, int) and 0 < max_tokens < len(words):
+            words, finish = words[:max_tokens], "length"
+        with self.metrics.lock:
+            self.metrics.prompt_tokens += prompt_tokens
+            self.metrics.generation_tokens += len(words)
+            self.metrics.success[finish] += 1
+        return {
+            "id": "cmpl-" + uuid.uuid4().hex, "object": "text_completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "text": " ".join(words), "logprobs": None, "finish_reason": finish,
+                         "stop_reason": None, "prompt_logprobs": None}],
+            "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + len(words),
+                      "completion_tokens": len(words), "prompt_tokens_details": None},
+        }
+
     def models(self):
         data = []
         for name in self.names:
@@ -1111,11 +1163,14 @@ def make_handler(server):
 
         def reply(self, status, body, ctype="application/json"):
             raw = body if isinstance(body, bytes) else (json.dumps(body, ensure_ascii=False) if ctype == "application/json" else body).encode()
-            self.send_response(status)
-            self.send_header("content-type", ctype)
-            self.send_header("content-length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            try:
+                self.send_response(status)
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client gave up (a health check that timed out while the engine hung)
             if access_log:
                 from http import HTTPStatus
                 uvicorn_log('%s:%d - "%s %s HTTP/1.1" %d %s' % (self.client_address[0], self.client_address[1], self.command,
@@ -1157,11 +1212,24 @@ def make_handler(server):
             raw = self.rfile.read(length) if length else b""
             if not self.authorised():
                 return
-            if path != "/v1/chat/completions":
+            if path not in ("/v1/chat/completions", "/v1/completions"):
                 self.reply(404, {"detail": "Not Found"})
                 return
             if not server.healthy:
                 self.reply(503, ApiError(503, "EngineCore is not ready.", "ServiceUnavailableError").body())
+                return
+            server.wait_while_hung()
+            if path == "/v1/completions":
+                try:
+                    result = server.completion(json.loads(raw or b"null"))
+                except ValueError as exc:
+                    result = ApiError(400, "JSON decode error: %s" % exc)
+                except ApiError as err:
+                    result = err
+                if isinstance(result, ApiError):
+                    self.reply(result.status, result.body())
+                else:
+                    self.reply(200, result)
                 return
             with server.metrics.lock:
                 server.metrics.running += 1
@@ -1317,7 +1385,7 @@ def serve(args):
     thread.start()
     for index in range(max(args.api_server_count or 1, 1)):
         log("INFO", "api_server.py:1971", "Starting vLLM API server %d on http://%s:%d" % (index, host, args.port))
-    log("INFO", "launcher.py:37", "Available routes are: /health, /version, /metrics, /v1/models, /v1/chat/completions")
+    log("INFO", "launcher.py:37", "Available routes are: /health, /version, /metrics, /v1/models, /v1/completions, /v1/chat/completions")
     uvicorn_log("Started server process [%d]" % os.getpid())
     uvicorn_log("Waiting for application startup.")
     if server.healthy:

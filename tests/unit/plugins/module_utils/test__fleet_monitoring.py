@@ -14,6 +14,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_monitoring 
     dashboard,
     dashboard_queries,
     file_sd,
+    gateway_sd,
     prometheus_config,
     rule_groups,
     thresholds,
@@ -133,7 +134,7 @@ def test_rules_use_the_thresholds_and_the_job_names():
     assert sorted(alerts) == sorted([
         "AscendfleetDeploymentDown", "AscendfleetKVCacheHigh", "AscendfleetRequestsQueueing",
         "AscendfleetTimeToFirstTokenHigh", "AscendfleetNPUChipUnhealthy", "AscendfleetNPUMemoryNearlyFull",
-        "AscendfleetImageNotDesired", "AscendfleetNPUExporterDown"])
+        "AscendfleetImageNotDesired", "AscendfleetNPUExporterDown", "AscendfleetEngineHung"])
     assert alerts["AscendfleetKVCacheHigh"]["expr"] == "ascendfleet:vllm_kv_cache_usage:max > 0.8"
     assert alerts["AscendfleetKVCacheHigh"]["for"] == "3m"
     assert alerts["AscendfleetDeploymentDown"]["expr"] == 'up{job="llm"} == 0'
@@ -146,12 +147,13 @@ def test_rules_use_the_thresholds_and_the_job_names():
         rule_groups(vllm_job="a b")
 
 
-def test_prometheus_config_scrapes_both_discovery_files():
+def test_prometheus_config_scrapes_every_discovery_file():
     config = prometheus_config("/etc/prometheus/file_sd/", "/etc/prometheus/rules/ascendfleet-rules.yml", "5s", "5s",
                                alertmanagers=["am:9093"])
     assert [(j["job_name"], j["file_sd_configs"][0]["files"]) for j in config["scrape_configs"]] == [
         ("ascendfleet-vllm", ["/etc/prometheus/file_sd/ascendfleet-vllm.json"]),
-        ("ascendfleet-npu-exporter", ["/etc/prometheus/file_sd/ascendfleet-npu-exporter.json"])]
+        ("ascendfleet-npu-exporter", ["/etc/prometheus/file_sd/ascendfleet-npu-exporter.json"]),
+        ("ascendfleet-gateway", ["/etc/prometheus/file_sd/ascendfleet-gateway.json"])]
     assert config["alerting"] == {"alertmanagers": [{"static_configs": [{"targets": ["am:9093"]}]}]}
     with pytest.raises(MonitoringError, match="scrape interval '5 s'"):
         prometheus_config("/d", "/r", "5 s")
@@ -196,3 +198,14 @@ def test_every_threshold_is_a_role_variable():
     defaults = (pathlib.Path(__file__).parents[4] / "roles" / "fleet_monitoring" / "defaults" / "main.yml").read_text()
     for name, (_kind, default) in THRESHOLDS.items():
         assert "\nfleet_monitoring_%s: %s\n" % (name, default) in defaults, name
+
+
+def test_gateway_targets_from_the_gateways():
+    assert gateway_sd([{"host": "gw-b", "address": "10.0.0.3", "port": 9405}, {"host": "gw-a"}]) == [
+        {"targets": ["gw-a:8405"], "labels": {"host": "gw-a"}},
+        {"targets": ["10.0.0.3:9405"], "labels": {"host": "gw-b"}}]
+    assert gateway_sd([]) == []
+    with pytest.raises(MonitoringError, match="gw: fleet_gateway_metrics_port: 'x' is not a port number"):
+        gateway_sd([{"host": "gw", "port": "x"}])
+    with pytest.raises(MonitoringError, match="gateway gw is listed twice"):
+        gateway_sd([{"host": "gw"}, {"host": "gw"}])

@@ -58,7 +58,7 @@ def _run(*argv):
 def test_rules_pass_promtool_check_rules(tmp_path):
     result = _run(_promtool(), "check", "rules", str(_write_rules(tmp_path)))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 16 rules found" in result.stdout
+    assert "SUCCESS: 17 rules found" in result.stdout
 
 
 def test_every_alert_has_a_firing_and_a_quiet_promtool_test(tmp_path):
