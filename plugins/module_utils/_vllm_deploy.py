@@ -778,6 +778,28 @@ def _check_cli(cli, dep, host, name, errors, warnings):
 
     errors.extend(cli.check(dep, release, message))
     warnings.extend(cli.changes(dep, release, message)[1])  # what this release deprecates
+    _check_variant(cli, dep, release, message, errors)
+
+
+def _known_variants():
+    """Every tag suffix vllm-ascend publishes: each family's variant, with and without -openeuler."""
+    return set(v + os_ for v in FAMILY_VARIANT.values() for os_ in ("", "-openeuler"))
+
+
+def _check_variant(cli, dep, release, message, errors):
+    """An image variant the release does not build (its Dockerfiles, in the release data): the A5 images
+    (-a5) start at v0.21.0rc1, so an A5 host on an older release has no image to run."""
+    images = (getattr(cli, "RELEASES", {}).get(release) or {}).get("images")
+    tag = str(dep["image"]).split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    suffix = tag[len(release):] if tag.startswith(release) else None
+    if not images or suffix is None or suffix not in _known_variants() or suffix in images:
+        return
+    family = image_variant_of(dep["image"]) or "?"
+    first = [r for r in cli.releases() if suffix in ((cli.RELEASES.get(r) or {}).get("images") or {})]
+    errors.append(message("image", "vllm-ascend %s publishes no %s image (the %s variant: its Dockerfiles build %s)"
+                          % (release, suffix, family, ", ".join(repr(k) for k in sorted(images))),
+                          "set ascendfleet_image_version (or the deployment's image_version) to %s or later" % first[0] if first
+                          else "use a release that builds the %s variant" % family))
 
 
 # Deployment keys vLLM takes as JSON, and how to write each.

@@ -153,6 +153,32 @@ def test_hccn_tool_equals_real_sample(tmp_path, args, network, sample):
     assert proc.stdout == st.sample(sample)
 
 
+# Ascend 950 (A5): no captured output exists (tests/unit/plugins/module_utils/fixtures/npu_smi/SOURCES.md).
+# The unit tests' DERIVED sample re-lays the real 910B3 sample out with the printf formats of npu-smi's
+# source (its derive_a5_sample.py); the simulator renders the same formats on its own (layout v2), so
+# the a5 profile with the sample's python job put back must print that derived text.
+A5_DERIVED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "plugins", "module_utils",
+                          "fixtures", "npu_smi", "DERIVED-A5-950PR-v2-layout-from-910B3-25.2.0-one-python-process.txt")
+
+
+def test_a5_profile_plus_the_python_job_is_the_derived_950_table(tmp_path):
+    data = st.load("a5-950pr-8npus")
+    chip = data["npus"][4]["chips"][0]
+    chip.update({"power": 139.7, "temp": 45, "aicore": 25, "hbm": [21784, 65536],
+                 "processes": [{"pid": 1601114, "name": "python", "memory": 18429}]})
+    proc = st.run("npu-smi", ["info"], st.save(tmp_path, data), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    with open(A5_DERIVED, encoding="utf-8") as fh:
+        assert proc.stdout == fh.read()
+
+
+def test_a5_mapping_has_the_950_columns(tmp_path):
+    proc = st.run("npu-smi", ["info", "-m"], st.profile_file("a5-950pr-8npus"), tmp_path)
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["NPU", "ID", "Slot", "ID", "Chip", "ID", "Chip", "Phy-ID", "Chip", "Name"]
+    assert lines[1].split() == ["0", "0", "0", "0", "950PR_9599"] and len(lines) == 9
+
+
 def test_hccn_tool_ip_without_address_prints_nothing(tmp_path):
     proc = st.run("hccn_tool", ["-i", "2", "-ip", "-g"], st.profile_file("idle-910b3"), tmp_path)
     assert (proc.returncode, proc.stdout) == (0, "")
