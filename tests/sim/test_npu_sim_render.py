@@ -48,14 +48,20 @@ def test_comparison_notices_a_one_character_change(tmp_path):
     assert proc.stdout.replace("| 102.6 ", "| 102.5 ") == expected
 
 
-def test_idle_910b3_plus_the_samples_python_job_is_the_sample(tmp_path):
-    # idle-910b3 is 910B3-25.2.0-8cards-one-python-process.txt without the
-    # python job on NPU 4: put the job back (values from the sample) and the
-    # sample must come out.
-    data = st.load("idle-910b3")
+def with_the_910b3_python_job(name):
+    """Profile ``name`` with the python job of 910B3-25.2.0-8cards-one-python-process.txt on NPU 4
+    (values from the sample)."""
+    data = st.load(name)
     chip = data["npus"][4]["chips"][0]
     chip.update({"power": 139.7, "temp": 45, "aicore": 25, "hbm": [21784, 65536],
                  "processes": [{"pid": 1601114, "name": "python", "memory": 18429}]})
+    return data
+
+
+def test_idle_910b3_plus_the_samples_python_job_is_the_sample(tmp_path):
+    # idle-910b3 is 910B3-25.2.0-8cards-one-python-process.txt without the
+    # python job on NPU 4: put the job back and the sample must come out.
+    data = with_the_910b3_python_job("idle-910b3")
     proc = st.run("npu-smi", ["info"], st.save(tmp_path, data), tmp_path)
     assert proc.stdout == st.sample("910B3-25.2.0-8cards-one-python-process.txt")
 
@@ -162,10 +168,7 @@ A5_DERIVED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "uni
 
 
 def test_a5_profile_plus_the_python_job_is_the_derived_950_table(tmp_path):
-    data = st.load("a5-950pr-8npus")
-    chip = data["npus"][4]["chips"][0]
-    chip.update({"power": 139.7, "temp": 45, "aicore": 25, "hbm": [21784, 65536],
-                 "processes": [{"pid": 1601114, "name": "python", "memory": 18429}]})
+    data = with_the_910b3_python_job("a5-950pr-8npus")
     proc = st.run("npu-smi", ["info"], st.save(tmp_path, data), tmp_path)
     assert proc.returncode == 0, proc.stderr
     with open(A5_DERIVED, encoding="utf-8") as fh:

@@ -28,6 +28,8 @@ def snapshots(upto_list):
 
 
 class Clock(object):
+    """Monotonic time that sleeping advances (the action's clock and sleep seams)."""
+
     def __init__(self):
         self.now = 0.0
 
