@@ -113,15 +113,15 @@ msg:
   sample: "pulled quay.io/ascend/vllm-ascend:v0.18.0rc1-openeuler: 3/3 layers, 30.3 MB of 30.3 MB (100%)"
 """
 
+import http.client as http_client
 import json
 import os
 import socket
 import subprocess
 import time
+from urllib.parse import quote, urlencode
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.six.moves import http_client
-from ansible.module_utils.six.moves.urllib.parse import quote, urlencode
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write
 from ansible_collections.ascendfleet.llm.plugins.module_utils._image_pull import (
