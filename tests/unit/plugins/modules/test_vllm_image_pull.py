@@ -54,7 +54,8 @@ def serve(tmp_path, stream=None, status=200, have_image=True):
             self.send_header("Content-Type", "application/json")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for line in body.splitlines(True):
+            for line in body.splitlines():
+                line += b"\r\n"  # as the daemon ends each line (the fixtures store \n)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
             self.wfile.write(b"0\r\n\r\n")
 
