@@ -81,7 +81,8 @@ def report(entries):
     for (old, new) in sorted(pairs, key=lambda pair: (_key(pair[0]), _key(pair[1]))):
         where = pairs[(old, new)]
         forward = _key(old) < _key(new)
-        changes = _vllm_cli.roll_forward(old, new) if forward else _vllm_cli.roll_forward(new, old)
+        low, high = (old, new) if forward else (new, old)
+        changes = _vllm_cli.roll_forward(low, high)
         head = "%s -> %s (%s on %s)" % (old, new, "roll forward" if forward else "roll back",
                                         ", ".join(sorted(where)))
         if not changes:

@@ -153,7 +153,9 @@ def _credentials(module, registry):
     p = module.params
     if p["registry_username"]:
         return registry_auth(p["registry_username"], p["registry_password"], registry)
-    path = os.path.join(os.environ.get("DOCKER_CONFIG") or os.path.expanduser("~/.docker"), "config.json")
+    # Where the docker CLI keeps it: $DOCKER_CONFIG, else ~/.docker of the user the module runs as.
+    path = os.path.join(os.environ.get("DOCKER_CONFIG") or os.path.join(os.environ.get("HOME") or "/", ".docker"),
+                        "config.json")
     try:
         with open(path) as handle:
             config = json.load(handle)
