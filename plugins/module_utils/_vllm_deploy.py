@@ -645,7 +645,7 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
             dep["image"] = image_ref(image, family, dep)
         except FactError as exc:
             errors.append(_msg(host, name, "ascendfleet_image_variant", str(exc),
-                               "set ascendfleet_image_variant (\"\", \"-a3\", \"-310p\") or ascendfleet_image"))
+                               "set ascendfleet_image_variant (\"\", \"-a3\", \"-310p\", \"-a5\") or ascendfleet_image"))
             continue
         built_for = image_variant_of(dep["image"])
         if family and built_for and built_for != family:
