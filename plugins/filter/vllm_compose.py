@@ -4,7 +4,8 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filter resolving and validating a host's vLLM deployments (role vllm_compose).
 
-Documentation: vllm_compose_plan.yml, vllm_compose_noop.yml and vllm_compose_pull_failure.yml beside this file.
+Documentation: vllm_compose_plan.yml, vllm_compose_noop.yml, vllm_compose_pull_failure.yml and
+vllm_compose_roll_forward.yml beside this file.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_cli
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import judge
+from ansible_collections.ascendfleet.llm.plugins.module_utils._roll_forward import report, rolls
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import (
     DeployError,
     hbm_per_card,
@@ -52,6 +54,22 @@ def vllm_compose_noop(planned, host_states, rendered=None, api_key_set=False, se
                  bool(api_key_set), str(service), host=str(host), endpoint_host=str(endpoint_host))
 
 
+def vllm_compose_roll_forward(hosts, hostvars):
+    """The operator's lines naming what the rollout changes on the way, once per distinct release pair
+    (see _roll_forward.report), from each host's plan and the compose files it read."""
+    entries = []
+    for host in hosts or []:
+        try:
+            hv = hostvars[host]
+            plan_ = hv.get("__vllm_compose_plan")
+            states = (hv.get("__vllm_compose_host") or {}).get("deployments")
+        except (KeyError, TypeError):
+            continue
+        if isinstance(plan_, dict):
+            entries.extend(rolls(str(host), plan_, states))
+    return report(entries)
+
+
 def vllm_compose_pull_failure(message, ref):
     """Why pulling ``ref`` failed (from the Docker daemon's ``message``) and the fix, in one sentence."""
     return pull_failure(str(ref), message)
@@ -62,4 +80,5 @@ class FilterModule(object):
 
     def filters(self):
         return {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_noop": vllm_compose_noop,
-                "vllm_compose_pull_failure": vllm_compose_pull_failure}
+                "vllm_compose_pull_failure": vllm_compose_pull_failure,
+                "vllm_compose_roll_forward": vllm_compose_roll_forward}

@@ -60,10 +60,17 @@ RELEASES = (
      "driver_min": "24.1.rc2"},
 )
 
-# Image tag variant per chip family (vllm-ascend's naming: vX, vX-a3, vX-310p, each +-openeuler).
-FAMILY_VARIANT = {"910B": "", "A3": "-a3", "310P": "-310p"}
+# Image tag variant per chip family (vllm-ascend's naming: vX, vX-a3, vX-310p, vX-a5, each +-openeuler).
+# A5 (Ascend 950): the image workflow (.github/workflows/schedule_image_build_and_push.yaml, "A5 Ubuntu" /
+# "A5 openEuler") pushes -a5 and -a5-openeuler, and the release Dockerfiles are Dockerfile.a5[.openEuler];
+# the installation guide's table names -950dt / -950dt-openeuler, which no workflow builds. The collection
+# picks -a5 (the tags that exist) and reads a -950dt tag as the A5 variant too (image_variant_of), so an
+# explicit image with that suffix is not refused as a 910B image.
+FAMILY_VARIANT = {"910B": "", "A3": "-a3", "310P": "-310p", "A5": "-a5"}
 # The values ascendfleet_image_variant takes: auto (from the chip family) or a tag suffix.
-VARIANT_CHOICES = ("auto", "", "-a3", "-310p")
+VARIANT_CHOICES = ("auto", "", "-a3", "-310p", "-a5")
+# Tag suffixes read as a family's variant besides FAMILY_VARIANT's (the docs' name for the A5 images).
+VARIANT_ALIASES = {"-950dt": "A5"}
 
 # --------------------------------------------------------------------------- identifiers
 
@@ -167,7 +174,7 @@ def image_ref(settings=None, family=None, deployment=None):
 
     ``settings`` holds the shared image inputs without their ``ascendfleet_image_`` prefix:
     ``repository``, ``version``, ``os``, ``variant`` (``auto``/None: from ``family``; or a tag
-    suffix ``""``, ``-a3``, ``-310p``), ``image`` (an explicit reference that replaces the four
+    suffix ``""``, ``-a3``, ``-310p``, ``-a5``), ``image`` (an explicit reference that replaces the four
     before), ``digest`` (``sha256:...``, pins any reference), ``source`` and ``mirror`` (a
     registry prefix put before the reference when ``source`` is ``pull``). Missing keys take
     ``DEFAULTS``. ``deployment`` may override ``image_version`` and ``image``.
@@ -220,15 +227,15 @@ def release_of(image):
 
 
 def image_variant_of(ref):
-    """The family an image reference's tag is built for ("910B", "A3", "310P"), or None if unknown."""
+    """The family an image reference's tag is built for ("910B", "A3", "310P", "A5"), or None if unknown."""
     tag = ref.split("@", 1)[0]
     if ":" not in tag.rsplit("/", 1)[-1]:
         return None
     tag = tag.rsplit(":", 1)[1]
-    if re.search(r"-a3(-|\Z)", tag):
-        return "A3"
-    if re.search(r"-310p(-|\Z)", tag):
-        return "310P"
+    suffixes = [(suffix, family) for family, suffix in FAMILY_VARIANT.items() if suffix]
+    for suffix, family in suffixes + sorted(VARIANT_ALIASES.items()):
+        if re.search(re.escape(suffix) + r"(-|\Z)", tag):
+            return family
     if re.match(r"v?[0-9]", tag):
         return "910B"
     return None

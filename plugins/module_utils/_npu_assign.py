@@ -29,8 +29,9 @@ Rules (the module's DOCUMENTATION repeats them for users):
 * Counts are powers of two (tensor-parallel group sizes). Topology: on A3 and 310P Duo
   (two chips per NPU) an even count takes whole NPUs, both chips of each card; on 910A a
   count up to 4 stays inside one HCCS ring (davinci0-3 or davinci4-7); 910B chips are
-  fully meshed. Among valid choices: chips the owner already holds first, then chips
-  busy with the owner's own containers, then the tightest fit, then the lowest ids.
+  fully meshed, and so are A5 (Ascend 950, one chip per NPU ID) chips taken to be (no rule is
+  known). Among valid choices: chips the owner already holds first, then chips busy with the
+  owner's own containers, then the tightest fit, then the lowest ids.
 """
 
 from __future__ import annotations

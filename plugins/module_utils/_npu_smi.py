@@ -144,6 +144,12 @@ class Chip:
 LAYOUT_NPU = "npu"          # "Chip": 910B / 910A, one chip per NPU, device = NPU id
 LAYOUT_PHY_ID = "phy-id"    # "Chip Phy-ID": A3 (Ascend910_93), device = Phy-ID
 LAYOUT_DEVICE = "device"    # "Chip Device": 310 / 310P / 310B, device = Device column
+# Ascend 950 (A5): npu-smi built with NPU_SMI_V2 prints four cells, "NPU ID | Name | Health | ...",
+# one chip per NPU ID, an empty first two cells in the second row and "NPU Util(%)" where the others
+# print AICore(%); the process table's first column is "NPU ID" alone. Read from npu-smi's own source
+# (Huawei's CANN driver repository, npucli/src/npu_info_print.c), not from a captured output: see
+# tests/unit/plugins/module_utils/fixtures/npu_smi/SOURCES.md. Device = NPU ID (assumed).
+LAYOUT_NPU_ID = "npu-id"
 
 
 @dataclass(frozen=True)
@@ -262,7 +268,21 @@ def _groups(text, warn):
 def _is_chip_header(cells):
     # type: (List[str]) -> bool
     return (len(cells) >= 3 and cells[0].split()[:1] == ["NPU"]
-            and "Name" in cells[0] and cells[1].startswith("Health"))
+            and "Name" in cells[0] and cells[1].startswith("Health")) or _is_v2_header(cells)
+
+
+def _is_v2_header(cells):
+    # type: (List[str]) -> bool
+    """The Ascend 950 header: ``NPU ID | Name | Health | Power(W) ...``."""
+    return (len(cells) >= 4 and cells[0].split() == ["NPU", "ID"] and cells[1] == "Name"
+            and cells[2].startswith("Health"))
+
+
+def _header_words(text):
+    # type: (str) -> List[str]
+    """Header words of the value cells; the 950's ``NPU Util(%)`` (one column in two words) is read as
+    the AICore(%) column the other layouts have in that place."""
+    return text.replace("NPU Util(%)", "AICore(%)").split()
 
 
 def _is_process_header(cells):
@@ -312,27 +332,40 @@ def _chip(group, layout, head1, head2):
             "(output cut short?)" % len(group), group)
     row1, row2 = group
     c1, c2 = _cells(row1), _cells(row2)
-    if len(c1) < 3 or len(c2) < 3:
-        raise NpuSmiParseError("a chip row must have three cells", group)
-    first = c1[0].split()
-    if not first:
-        raise NpuSmiParseError("chip row without an NPU id", [row1])
-    npu_id = _int(first[0], "NPU id", row1)
-    name = " ".join(first[1:])
-    health = _health(c1[1], row1)
-    ids = c2[0].split()
-    want = 1 if layout == LAYOUT_NPU else 2
-    if len(ids) != want:
-        raise NpuSmiParseError(
-            "expected %d id(s) in the first cell of the second chip row, found %r"
-            % (want, c2[0]), [row2])
-    chip_id = _int(ids[0], "Chip id", row2)
-    device_id = npu_id if layout == LAYOUT_NPU else _int(ids[1], "device id", row2)
-    bus_id = c2[1] or None
+    if layout == LAYOUT_NPU_ID:
+        # | 0      | 950PR_9599       | OK            | 94.8 ... |
+        # |        |                  | 0000:C1:00.0  | 0 ...    |
+        if len(c1) < 4 or len(c2) < 4 or c2[0] or c2[1]:
+            raise NpuSmiParseError("an Ascend 950 chip entry must have four cells per row, the second row "
+                                   "starting with two empty ones", group)
+        npu_id = _int(c1[0], "NPU id", row1)
+        name = c1[1]
+        health = _health(c1[2], row1)
+        chip_id, device_id = 0, npu_id
+        bus_cell, values1, values2 = c2[2], c1[3:], c2[3:]
+    else:
+        if len(c1) < 3 or len(c2) < 3:
+            raise NpuSmiParseError("a chip row must have three cells", group)
+        first = c1[0].split()
+        if not first:
+            raise NpuSmiParseError("chip row without an NPU id", [row1])
+        npu_id = _int(first[0], "NPU id", row1)
+        name = " ".join(first[1:])
+        health = _health(c1[1], row1)
+        ids = c2[0].split()
+        want = 1 if layout == LAYOUT_NPU else 2
+        if len(ids) != want:
+            raise NpuSmiParseError(
+                "expected %d id(s) in the first cell of the second chip row, found %r"
+                % (want, c2[0]), [row2])
+        chip_id = _int(ids[0], "Chip id", row2)
+        device_id = npu_id if layout == LAYOUT_NPU else _int(ids[1], "device id", row2)
+        bus_cell, values1, values2 = c2[1], c1[2:], c2[2:]
+    bus_id = bus_cell or None
     if bus_id in ("NA", "-"):
         bus_id = None
-    v1 = _values(head1, " ".join(c1[2:]), row1)
-    v2 = _values(head2, " ".join(c2[2:]), row2)
+    v1 = _values(head1, " ".join(values1), row1)
+    v2 = _values(head2, " ".join(values2), row2)
     mem = v2.get("Memory-Usage(MB)")
     hbm = v2.get("HBM-Usage(MB)")
     mem_used, mem_total = _pair(mem, "Memory-Usage", row2) if mem else (None, None)
@@ -363,6 +396,9 @@ def _process_columns(cells, line):
             cols["memory"] = i
         elif low.split() == ["npu", "chip"]:
             cols["ids"] = i
+        elif low.split() == ["npu", "id"]:
+            cols["ids"] = i
+            cols["npu_only"] = i
     missing = [k for k in ("ids", "pid", "name") if k not in cols]
     if missing:
         raise NpuSmiParseError(
@@ -378,6 +414,11 @@ def _process_row(line, cols):
             "process row has %d cells, the header has %d" % (len(cells), max(cols.values()) + 1),
             [line])
     ids = cells[cols["ids"]].split()
+    if "npu_only" in cols:
+        # Ascend 950: "NPU ID" alone, one chip (0) per NPU ID.
+        if len(ids) != 1:
+            raise NpuSmiParseError("process row must start with the NPU ID", [line])
+        ids = ids + ["0"]
     if len(ids) != 2:
         raise NpuSmiParseError("process row must start with 'NPU Chip' ids", [line])
     npu_id = _int(ids[0], "NPU id", line)
@@ -423,9 +464,17 @@ def parse_info(text, warn=None):
                 second = _cells(group[1])
                 if len(second) < 3:
                     raise NpuSmiParseError("the chip table header must have three cells", group)
-                layout = _layout(second[0], group[1])
-                head1 = " ".join(first_cells[2:]).split()
-                head2 = " ".join(second[2:]).split()
+                if _is_v2_header(first_cells):
+                    if len(second) < 4 or second[0] or second[1]:
+                        raise NpuSmiParseError("the Ascend 950 chip table header must have four cells, the "
+                                               "second row starting with two empty ones", group)
+                    layout = LAYOUT_NPU_ID
+                    head1 = _header_words(" ".join(first_cells[3:]))
+                    head2 = _header_words(" ".join(second[3:]))
+                else:
+                    layout = _layout(second[0], group[1])
+                    head1 = _header_words(" ".join(first_cells[2:]))
+                    head2 = _header_words(" ".join(second[2:]))
                 if "Memory-Usage(MB)" not in head2 and "HBM-Usage(MB)" not in head2:
                     raise NpuSmiParseError(
                         "chip table header has no Memory-Usage or HBM-Usage column", group)
@@ -501,6 +550,12 @@ FAMILY_A3 = "A3"
 FAMILY_310P = "310P"
 FAMILY_310B = "310B"
 FAMILY_310 = "310"
+FAMILY_A5 = "A5"
+
+# The Name column of an Ascend 950: the driver's chip name (950PR_95xx / 950DT_95xx, what the driver's
+# dcmi_init_basic.c compares), also accepted with an "Ascend" prefix (vllm-ascend's cpu-binding tests
+# show "Ascend950DT" in the mapping of `npu-smi info -m`).
+_A5_NAME_RE = re.compile(r"(ASCEND)?\s*950", re.IGNORECASE)
 
 
 def detect_family(info):
@@ -509,6 +564,9 @@ def detect_family(info):
 
     Rule, strongest evidence first:
 
+    0. ``NPU ID | Name`` layout (npu-smi of an Ascend 950, one chip per NPU ID) whose Name reads
+       ``950...`` (``950PR_9599``, ``950DT_...``; also ``Ascend950...``): A5. Another name in that
+       layout is an unknown family (None).
     1. ``Chip Phy-ID`` layout (two chips per NPU, each with its own davinci device):
        A3 (Atlas 800 A3 / Ascend910_93).
     2. ``Chip Device`` layout: the Name column, ``310P*`` -> 310P, ``310B*`` -> 310B,
@@ -522,6 +580,8 @@ def detect_family(info):
     if not info.chips:
         return None
     names = [c.name.upper() for c in info.chips]
+    if info.layout == LAYOUT_NPU_ID:
+        return FAMILY_A5 if all(_A5_NAME_RE.match(n) for n in names) else None
     if info.layout == LAYOUT_PHY_ID:
         return FAMILY_A3
     if info.layout == LAYOUT_DEVICE:

@@ -11,7 +11,9 @@ simply disappear from a release's vLLM are found in the generated ``_vllm_cli_da
 a row here adds what the data cannot say: the replacement, and environment variables, which are not
 in any parser). Each row: ``release`` (the first vllm-ascend release with the change), ``kind``
 (``env`` or ``flag``), ``name``, ``change`` (``removed``, ``renamed``: refused from ``release`` on;
-``deprecated``: a warning), ``replacement`` (what to write instead, or None) and ``source``.
+``deprecated``: a warning), ``replacement`` (what to write instead, or None) and ``source``; an env var
+that became a key of vllm-ascend's ``--additional-config`` names that key in ``additional_config`` (the
+role writes its own settings there from that release on: :func:`additional_config_key`).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -26,6 +28,7 @@ CHANGES = (
      "replacement": "the model as the positional argument of vllm serve (the role writes it so)",
      "source": "vLLM 0.20 (../shared/field-facts.md, flag drift)"},
     {"release": "v0.23.0", "kind": "env", "name": "VLLM_ASCEND_ENABLE_FLASHCOMM1", "change": "renamed",
+     "additional_config": "enable_flashcomm1",
      "replacement": "--additional-config '{\"enable_flashcomm1\": true}'",
      "source": NOTES_023 + (": 'Migrate FlashComm1 deployments from VLLM_ASCEND_ENABLE_FLASHCOMM1 to "
                             "additional_config.enable_flashcomm1' (#9064)")},
@@ -55,10 +58,20 @@ def _key(release):
 
 def applying(release):
     """The CHANGES rows in force for an image of ``release`` (their release is ``release`` or older)."""
-    key = _key(release)
+    key = _key(release) if release else None
     if key is None:
         return []
     return [dict(row) for row in CHANGES if vllm_ascend_version_key(row["release"]) <= key]
+
+
+def additional_config_key(env, release):
+    """The ``--additional-config`` key that replaces the environment variable ``env`` in an image of
+    ``release`` (``enable_flashcomm1`` for ``VLLM_ASCEND_ENABLE_FLASHCOMM1`` from v0.23.0), or None
+    while that release still reads the variable (or the release cannot be read)."""
+    for row in applying(release):
+        if row["kind"] == "env" and row["name"] == env and row.get("additional_config"):
+            return row["additional_config"]
+    return None
 
 
 def between(old, new):

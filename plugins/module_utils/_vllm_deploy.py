@@ -20,6 +20,7 @@ import json
 import re
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions import VersionError, vllm_ascend_version_key
+from ansible_collections.ascendfleet.llm.plugins.module_utils._release_changes import additional_config_key
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     DEPLOYMENT_NAME_FORM,
     FAMILY_VARIANT,
@@ -195,7 +196,11 @@ REFERENCE_ENV = (
     ("OMP_NUM_THREADS", "1"),
     ("TASK_QUEUE_ENABLE", "1"),
 )
+# FlashComm v1 is off for vision-language models (vllm-ascend refuses to start with 'Flash Comm V1 is
+# not supported for VL models'): the environment variable up to v0.22, --additional-config's
+# enable_flashcomm1 from v0.23.0 (the release change in _release_changes.CHANGES says which, per image).
 FLASHCOMM1 = "VLLM_ASCEND_ENABLE_FLASHCOMM1"
+ADDITIONAL_CONFIG = "--additional-config"
 
 # Models whose kernels fail under an 8-way tensor split on 910B with
 # "aclnnCausalConv1d failed ... blockDim is invalid" (the reference operator's report for Qwen3.5-27B):
@@ -394,6 +399,46 @@ def text_config(config):
     return config if isinstance(config, dict) else {}
 
 
+def flashcomm1_key(dep):
+    """The ``--additional-config`` key that turns FlashComm v1 off for ``dep``'s image (from
+    v0.23.0), or None when its release still reads VLLM_ASCEND_ENABLE_FLASHCOMM1."""
+    return additional_config_key(FLASHCOMM1, release_of(str(dep.get("image") or "")))
+
+
+def additional_config_at(args):
+    """``(index, json text)`` of the ``--additional-config`` value in a list of arguments (the last
+    one: vLLM's argparse keeps it), or ``(None, None)``. ``index`` is the value's position (the
+    ``--additional-config=VALUE`` form: the flag's own)."""
+    found = (None, None)
+    for i, arg in enumerate(args):
+        arg = str(arg)
+        if arg == ADDITIONAL_CONFIG and i + 1 < len(args):
+            found = (i + 1, str(args[i + 1]))
+        elif arg.startswith(ADDITIONAL_CONFIG + "="):
+            found = (i, arg[len(ADDITIONAL_CONFIG) + 1:])
+    return found
+
+
+def with_additional_config(args, key, value):
+    """``args`` with ``key: value`` in its ``--additional-config`` JSON: merged into the one given
+    (vLLM keeps only the last flag, so a second one would drop the user's keys), else appended. A key
+    the user set is kept as given (plan() refuses the one that cannot work)."""
+    args = [str(a) for a in args]
+    index, text = additional_config_at(args)
+    if index is None:
+        return args + [ADDITIONAL_CONFIG, json.dumps({key: value}, separators=(",", ":"))]
+    try:
+        config = json.loads(text)
+    except ValueError:
+        return args
+    if not isinstance(config, dict):
+        return args
+    config.setdefault(key, value)
+    rendered = json.dumps(config, separators=(",", ":"))
+    args[index] = rendered if args[index] == text else "%s=%s" % (ADDITIONAL_CONFIG, rendered)
+    return args
+
+
 def command(dep):
     """The vllm command line (a list) for a resolved deployment."""
     cmd = ["vllm", "serve", container_model_path(dep["model"]),
@@ -434,13 +479,17 @@ def command(dep):
     if dep.get("compilation_config") not in (None, "", {}):
         cmd += ["--compilation-config", compilation_config_json(dep["compilation_config"])]
     cmd += [str(a) for a in dep.get("extra_args") or []]
+    key = flashcomm1_key(dep) if dep.get("is_vl") else None
+    if key:
+        cmd = with_additional_config(cmd, key, False)
     return cmd
 
 
 def environment(dep, is_vl):
-    """Container environment: the reference procedure's, FlashComm v1 off for VL models, then extra_env."""
+    """Container environment: the reference procedure's, FlashComm v1 off for VL models (up to
+    v0.22; from v0.23.0 :func:`command` turns it off in --additional-config), then extra_env."""
     env = dict(REFERENCE_ENV)
-    if is_vl:
+    if is_vl and not flashcomm1_key(dep):
         env[FLASHCOMM1] = "0"
     node = dep.get("multinode")
     if node:
@@ -596,7 +645,7 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
             dep["image"] = image_ref(image, family, dep)
         except FactError as exc:
             errors.append(_msg(host, name, "ascendfleet_image_variant", str(exc),
-                               "set ascendfleet_image_variant (\"\", \"-a3\", \"-310p\") or ascendfleet_image"))
+                               "set ascendfleet_image_variant (\"\", \"-a3\", \"-310p\", \"-a5\") or ascendfleet_image"))
             continue
         built_for = image_variant_of(dep["image"])
         if family and built_for and built_for != family:
@@ -613,7 +662,8 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
             errors.append(_msg(host, name, "extra_env.%s" % FLASHCOMM1,
                                "FlashComm v1 is forced on for %s, a vision-language model; vllm-ascend refuses to start with "
                                "'Flash Comm V1 is not supported for VL models'" % model,
-                               "remove %s from extra_env (the role sets it to 0 for VL models)" % FLASHCOMM1))
+                               "remove %s from extra_env (the role turns FlashComm v1 off for VL models)" % FLASHCOMM1))
+        _check_additional_config(dep, host, name, bool(is_vl), errors)
         dep["is_vl"] = bool(is_vl)
         dep["container_model_path"] = container_model_path(model)
         if members is not None and dep["multinode"]["head_address"] is None:
@@ -666,6 +716,27 @@ def _member_ranks(dep, host, name, members, network, errors):
     return True
 
 
+def _check_additional_config(dep, host, name, is_vl, errors):
+    """The ``--additional-config`` of extra_args: a JSON object (the role merges its own keys into
+    it), and FlashComm v1 not forced on for a VL model where the image reads it from there."""
+    index, text = additional_config_at(dep.get("extra_args") or [])
+    if index is None:
+        return
+    try:
+        config = json.loads(text)
+    except ValueError:
+        config = None
+    if not isinstance(config, dict):
+        errors.append(_msg(host, name, "extra_args", "%s %s is not a JSON object" % (ADDITIONAL_CONFIG, text),
+                           "write it as one argument holding a JSON object, e.g. '{\"enable_cpu_binding\":true}'"))
+        return
+    key = flashcomm1_key(dep)
+    if is_vl and key and config.get(key):
+        errors.append(_msg(host, name, "extra_args", "%s sets %s for %s, a vision-language model; vllm-ascend refuses to "
+                           "start with 'Flash Comm V1 is not supported for VL models'" % (ADDITIONAL_CONFIG, key, dep["model"]),
+                           "drop %s from %s (the role sets it to false for VL models)" % (key, ADDITIONAL_CONFIG)))
+
+
 def _check_numbers(dep, host, name, errors, warnings):
     for key in ("tensor_parallel_size", "data_parallel_size", "port"):
         if not _is_int(dep.get(key)) or dep[key] < 1:
@@ -707,6 +778,28 @@ def _check_cli(cli, dep, host, name, errors, warnings):
 
     errors.extend(cli.check(dep, release, message))
     warnings.extend(cli.changes(dep, release, message)[1])  # what this release deprecates
+    _check_variant(cli, dep, release, message, errors)
+
+
+def _known_variants():
+    """Every tag suffix vllm-ascend publishes: each family's variant, with and without -openeuler."""
+    return set(v + os_ for v in FAMILY_VARIANT.values() for os_ in ("", "-openeuler"))
+
+
+def _check_variant(cli, dep, release, message, errors):
+    """An image variant the release does not build (its Dockerfiles, in the release data): the A5 images
+    (-a5) start at v0.21.0rc1, so an A5 host on an older release has no image to run."""
+    images = (getattr(cli, "RELEASES", {}).get(release) or {}).get("images")
+    tag = str(dep["image"]).split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2]
+    suffix = tag[len(release):] if tag.startswith(release) else None
+    if not images or suffix is None or suffix not in _known_variants() or suffix in images:
+        return
+    family = image_variant_of(dep["image"]) or "?"
+    first = [r for r in cli.releases() if suffix in ((cli.RELEASES.get(r) or {}).get("images") or {})]
+    errors.append(message("image", "vllm-ascend %s publishes no %s image (the %s variant: its Dockerfiles build %s)"
+                          % (release, suffix, family, ", ".join(repr(k) for k in sorted(images))),
+                          "set ascendfleet_image_version (or the deployment's image_version) to %s or later" % first[0] if first
+                          else "use a release that builds the %s variant" % family))
 
 
 # Deployment keys vLLM takes as JSON, and how to write each.

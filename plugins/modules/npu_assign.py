@@ -109,7 +109,9 @@ notes:
   - "Topology: counts are powers of two. On A3 and 310P Duo an even count takes whole NPUs
     (both chips of each card); a count of 1 prefers a chip whose sibling is already in
     use. On 910A, counts up to 4 stay inside one HCCS ring (davinci0-3 or davinci4-7),
-    choosing the ring with the fewest usable chips that fits. 910B chips are fully meshed.
+    choosing the ring with the fewest usable chips that fits. 910B chips are fully meshed;
+    A5 (Ascend 950, one chip per NPU ID) is taken as fully meshed too (no topology rule is
+    known for it here).
     Chips the owner holds are kept first, then chips its own containers occupy, then the
     lowest device ids."
 seealso:

@@ -15,7 +15,9 @@ description:
     power, temperature, AI Core use, memory, processes and whether it is idle.
   - Reads every known layout - 910B and 910A (one chip per NPU), A3 / Ascend910_93 (two
     chips per NPU, C(Chip Phy-ID) column), 310, 310B and 310P / 300I Duo (C(Chip Device)
-    column) - from npu-smi 20.x to 26.x, by table structure rather than column offsets.
+    column) - from npu-smi 20.x to 26.x, by table structure rather than column offsets; and the
+    table npu-smi prints on an Ascend 950 (A5 - C(NPU ID | Name | Health), one chip per NPU ID), read
+    from npu-smi's source as no captured output of a 950 was found.
   - Also returns the chip RV(family) the host has, for roles that pick an image variant or
     topology.
   - Read-only; changes nothing.
@@ -27,7 +29,9 @@ extends_documentation_fragment:
 notes:
   - A chip is C(idle) when its health is C(OK), no row of the process table names it, and
     its device memory use is at most O(idle_threshold_pct).
-  - Chip family rule - C(Chip Phy-ID) layout is C(A3); C(Chip Device) layout is C(310P),
+  - Chip family rule - the Ascend 950 layout whose Name column reads C(950...) (C(950PR_9599),
+    C(950DT_...), C(Ascend950...)) is C(A5), and C(/dev/davinciN) is taken to be N = the NPU ID
+    (an assumption until a real 950's output is at hand); C(Chip Phy-ID) layout is C(A3); C(Chip Device) layout is C(310P),
     C(310B) or C(310) from the Name column; one chip per NPU with an HBM column is C(910A)
     when the chips also report on-card DDR in Memory-Usage (C(1867 / 15077)) and C(910B)
     when Memory-Usage is C(0 / 0). The Name column decides only when memory cannot, because
@@ -69,7 +73,7 @@ driver_version:
   sample: "25.2.1"
 family:
   description:
-    - Chip family of the host, C(910B), C(910A), C(A3), C(310P), C(310B) or C(310); null
+    - Chip family of the host, C(910B), C(910A), C(A3), C(A5), C(310P), C(310B) or C(310); null
       when the table does not tell.
   returned: success
   type: str

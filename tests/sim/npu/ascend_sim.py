@@ -76,9 +76,15 @@ LAYOUTS = {
     "310p": {"cols": (31, 17, 54), "npu_w": 8, "proc_npu_w": 8, "version_col": 51,
              "power_w": 13, "temp_w": 18, "huge_pair": 6, "aicore_w": 13, "mem_w": 40,
              "mem_pair": 5, "hbm": False, "chip_sep": "columns"},
+    # Ascend 950 (A5): npu-smi built with NPU_SMI_V2 - four cells, one chip per NPU ID, "NPU Util(%)";
+    # NOT measured on a capture (none was found): the printf formats of npu-smi's own source, Huawei's
+    # CANN driver repository npucli/src/npu_info_print.c (commit e29d066, mirror verylucky01/driver),
+    # print_total_info_header_950 and the NPU_SMI_V2 branches. Rendered by render_info_v2.
+    "v2": {"cols": (8, 18, 15, 53), "hbm": True, "v2": True},
 }
-FAMILY_LAYOUT = {"910B": "wide", "A3": "wide", "910A": "wide", "310P": "310p"}
-FAMILY_PCI_DEVICE_ID = {"910A": "0xD801", "910B": "0xD802", "A3": "0xD803", "310P": "0xD500"}
+FAMILY_LAYOUT = {"910B": "wide", "A3": "wide", "910A": "wide", "310P": "310p", "A5": "v2"}
+# A5: NPU_950_DEVICE_ID 0xd806 of npu-smi's source (npucli/inc/npu_common.h, see LAYOUTS "v2").
+FAMILY_PCI_DEVICE_ID = {"910A": "0xD801", "910B": "0xD802", "A3": "0xD803", "310P": "0xD500", "A5": "0xD806"}
 
 # version.info defaults per driver release line, taken from the real samples
 # (driver-version.info-*): ascendhal_version, Innerversion, compatible_version,
@@ -401,8 +407,60 @@ def chip_view(profile, npu, chip, faults, live):
     return view
 
 
+def render_info_v2(profile, faults, live):
+    """`npu-smi info` of an Ascend 950 (layout v2): the printf formats of npu-smi's source (see LAYOUTS)."""
+    version = profile["npu_smi_version"]
+    border = "+" + "=" * 8 + "+" + "=" * 18 + "+" + "=" * 15 + "+" + "=" * 53 + "+"
+    proc_border = "+" + "=" * 27 + "+" + "=" * 15 + "+" + "=" * 53 + "+"
+    out = ["+" + "-" * 97 + "+",
+           "| %s %-40s Version: %-37s |" % ("npu-smi", version, version),
+           "+" + "-" * 8 + "+" + "-" * 18 + "+" + "-" * 15 + "+" + "-" * 53 + "+",
+           "| NPU ID | Name             | Health        | Power(W)    Temp(C)           Hugepages-Usage(page) |",
+           "|        |                  | Bus-Id        | NPU Util(%) Memory-Usage(MB)  HBM-Usage(MB)         |",
+           border]
+    views = []
+    for npu in profile["npus"]:
+        chips = [chip_view(profile, npu, c, faults, live) for c in npu["chips"]]
+        views.append((npu, chips))
+        for v in chips:
+            power = v.get("power", "NA")
+            out.append("| %-7d| %-17s| %-13s | %-11s %-17d %-6d/ %-13d |" % (
+                npu["id"], profile.get("name", profile["model"]), v["health"],
+                ("%.1f" % power) if isinstance(power, (int, float)) else power,
+                int(v.get("temp", 0)), *[int(x) for x in v.get("hugepages", [0, 0])]))
+            # Memory-Usage is printed 0 / 0 on a 950 (the HBM column carries the device memory).
+            out.append("|%-8s|%-18s| %-13s | %-11d %-5d/ %-10d %-6d/ %-13d |" % (
+                "", "", v["bus_id"], int(v.get("aicore", 0)), 0, 0, int(v["hbm"][0]), int(v["hbm"][1])))
+        out.append(border)
+    out.append("+" + "-" * 27 + "+" + "-" * 15 + "+" + "-" * 53 + "+")
+    out.append("| NPU ID                    | Process id    | Process name             | Process memory(MB)       |")
+    out.append(proc_border)
+    for npu, chips in views:
+        rows = ["| %-26d | %-13d | %-24s | %-23d |" % (npu["id"], int(p["pid"]), p["name"], int(p["memory"]))
+                for v in chips for p in v["procs"]]
+        if not rows:
+            rows.append("| No running processes found in NPU %-7d%s|" % (npu["id"], " " * 55))
+        out.extend(rows)
+        out.append(proc_border)
+    return "\n".join(out) + "\n"
+
+
+def render_mapping_v2(profile):
+    """`npu-smi info -m` of an Ascend 950: print_mapping_info_950 of npu-smi's source (NPU ID, Slot ID,
+    Chip ID, Chip Phy-ID, Chip Name; no Mcu row)."""
+    indent = profile.get("detail_indent", "\t")
+    lines = [indent + "%-30s %-30s %-30s %-30s %-30s" % ("NPU ID", "Slot ID", "Chip ID", "Chip Phy-ID", "Chip Name")]
+    for slot, npu in enumerate(profile["npus"]):
+        chip = npu["chips"][0]
+        lines.append(indent + "%-30d %-30d %-30d %-30d %s" % (
+            npu["id"], slot, 0, chip["device"], profile.get("chip_name", profile["model"])))
+    return "\n".join(lines) + "\n"
+
+
 def render_info(profile, faults, live):
     lay = profile["_layout"]
+    if lay.get("v2"):
+        return render_info_v2(profile, faults, live)
     t = Table(lay)
     version = profile["npu_smi_version"]
     out = [t.full("-")]
@@ -462,6 +520,8 @@ def render_info(profile, faults, live):
 
 
 def render_mapping(profile):
+    if profile["_layout"].get("v2"):
+        return render_mapping_v2(profile)
     indent = profile.get("detail_indent", "\t")
     pad = profile.get("mapping_trailing_pad", False)
     last = (lambda s: s.ljust(30)) if pad else (lambda s: s)

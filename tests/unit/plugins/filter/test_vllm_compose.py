@@ -7,6 +7,7 @@ from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import (
     vllm_compose_noop,
     vllm_compose_plan,
     vllm_compose_pull_failure,
+    vllm_compose_roll_forward,
 )
 
 CHIPS = [{"device_id": d, "health": "OK", "hbm_total_mb": 65536} for d in range(8)]
@@ -18,7 +19,8 @@ IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.17.0rc1", "o
 
 def test_registered():
     assert FilterModule().filters() == {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_noop": vllm_compose_noop,
-                                        "vllm_compose_pull_failure": vllm_compose_pull_failure}
+                                        "vllm_compose_pull_failure": vllm_compose_pull_failure,
+                                        "vllm_compose_roll_forward": vllm_compose_roll_forward}
 
 
 def test_pull_failure_as_the_role_calls_it():

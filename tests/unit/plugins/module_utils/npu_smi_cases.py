@@ -32,6 +32,18 @@ def _a3(rows):
 
 HLT = "hlt_host_devmm_"
 
+# 910B3-25.2.0-8cards-one-python-process.txt, read by hand; the DERIVED A5 sample keeps these readings.
+ROWS_910B3_PYTHON = [
+    (0, "0000:C1:00.0", 94.8, 36.0, 0.0, 0, 0, 3407, 65536, True),
+    (1, "0000:C2:00.0", 90.5, 34.0, 0.0, 0, 0, 3398, 65536, True),
+    (2, "0000:81:00.0", 90.6, 33.0, 0.0, 0, 0, 3400, 65536, True),
+    (3, "0000:82:00.0", 98.8, 35.0, 0.0, 0, 0, 3400, 65536, True),
+    (4, "0000:01:00.0", 139.7, 45.0, 25.0, 0, 0, 21784, 65536, False),
+    (5, "0000:02:00.0", 95.8, 37.0, 0.0, 0, 0, 3400, 65536, True),
+    (6, "0000:41:00.0", 97.8, 38.0, 0.0, 0, 0, 3401, 65536, True),
+    (7, "0000:42:00.0", 90.8, 39.0, 0.0, 0, 0, 3413, 65536, True),
+]
+
 CASES = [
     dict(
         id="310-20.2.0-4chips-npu215",
@@ -206,16 +218,18 @@ CASES = [
         id="910B3-25.2.0-one-python-process",
         fixture="910B3-25.2.0-8cards-one-python-process.txt",
         version="25.2.0", driver="25.2.0", layout="npu", family="910B", proc_table=True,
-        chips=_same([
-            (0, "0000:C1:00.0", 94.8, 36.0, 0.0, 0, 0, 3407, 65536, True),
-            (1, "0000:C2:00.0", 90.5, 34.0, 0.0, 0, 0, 3398, 65536, True),
-            (2, "0000:81:00.0", 90.6, 33.0, 0.0, 0, 0, 3400, 65536, True),
-            (3, "0000:82:00.0", 98.8, 35.0, 0.0, 0, 0, 3400, 65536, True),
-            (4, "0000:01:00.0", 139.7, 45.0, 25.0, 0, 0, 21784, 65536, False),
-            (5, "0000:02:00.0", 95.8, 37.0, 0.0, 0, 0, 3400, 65536, True),
-            (6, "0000:41:00.0", 97.8, 38.0, 0.0, 0, 0, 3401, 65536, True),
-            (7, "0000:42:00.0", 90.8, 39.0, 0.0, 0, 0, 3413, 65536, True),
-        ], "910B3"),
+        chips=_same(ROWS_910B3_PYTHON, "910B3"),
+        processes={4: [(1601114, "python", 18429)]},
+        warnings=0,
+    ),
+    # DERIVED, not captured (SOURCES.md): the 910B3 sample above re-laid out with the printf formats
+    # of the Ascend 950 npu-smi (NPU_SMI_V2), Name 950PR_9599 assumed. Same readings as the 910B3 case,
+    # written by hand from the derived text: Memory-Usage 0 / 0, NPU Util in the AICore place.
+    dict(
+        id="DERIVED-A5-950PR-v2-layout",
+        fixture="DERIVED-A5-950PR-v2-layout-from-910B3-25.2.0-one-python-process.txt",
+        version="25.2.0", driver="25.2.0", layout="npu-id", family="A5", proc_table=True,
+        chips=_same(ROWS_910B3_PYTHON, "950PR_9599"),
         processes={4: [(1601114, "python", 18429)]},
         warnings=0,
     ),

@@ -114,7 +114,7 @@ def test_fleet_facts_are_copies():
     assert facts.fleet_fact("image_version") == "v0.17.0rc1"
     # vllm-ascend's Qwen3.5-397B-A17B multi-node tutorial (../shared/field-facts.md, multi-node)
     assert facts.fleet_fact("multinode_rpc_port") == 13389
-    assert facts.fleet_fact("families") == ["310P", "910B", "A3"]
+    assert facts.fleet_fact("families") == ["310P", "910B", "A3", "A5"]
     with pytest.raises(facts.FactError, match="no shared fact 'nope'"):
         facts.fleet_fact("nope")
 

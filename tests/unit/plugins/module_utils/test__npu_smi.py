@@ -288,3 +288,57 @@ def test_a3_process_row_by_chip_index_or_phy_id():
         busy = [(c.npu_id, c.chip_id, c.device_id, [p.pid for p in c.processes])
                 for c in info.chips if c.processes]
         assert busy == [(1, 1, 3, [5150])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Ascend 950 (A5). No captured npu-smi output of a 950 was found (fixtures/npu_smi/SOURCES.md); the
+# derived sample renders a real one (910B3) with the printf formats of npu-smi's own source.
+
+A5_DERIVED = "DERIVED-A5-950PR-v2-layout-from-910B3-25.2.0-one-python-process.txt"
+
+
+def test_the_derived_a5_sample_is_what_its_script_writes():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("derive_a5_sample", os.path.join(FIXTURES, "derive_a5_sample.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.render() == read(A5_DERIVED)
+
+
+def test_a5_process_rows_as_vllm_ascend_parses_them():
+    # The process-table rows of vllm-ascend's tests/ut/device_allocator/test_cpu_binding.py
+    # (test_get_running_npus_from_npu_only_process_table, NPU ID only), put under the derived header.
+    text = read(A5_DERIVED)
+    head = text[:text.index("| NPU ID                    | Process id")]
+    table = ("| NPU ID                    | Process id    | Process name             | Process memory(MB)       |\n"
+             "+===========================+===============+=====================================================+\n"
+             "| 0                          | 2018733       | VLLMWorker_TP            | 30212                   |\n"
+             "| 1                          | 2018734       | VLLMWorker_TP            | 30212                   |\n"
+             "+===========================+===============+=====================================================+\n")
+    info, warnings = parse(head + table)
+    assert warnings == []
+    assert [(c.device_id, [(p.pid, p.name, p.memory_mb) for p in c.processes]) for c in info.chips[:3]] == [
+        (0, [(2018733, "VLLMWorker_TP", 30212)]), (1, [(2018734, "VLLMWorker_TP", 30212)]), (2, [])]
+
+
+@pytest.mark.parametrize("name, family", [
+    ("950PR_9599", "A5"), ("950DT_9582", "A5"), ("Ascend950DT", "A5"), ("Ascend 950PR", "A5"),
+    ("960DT_9600", None), ("910B3", None),
+])
+def test_a5_family_needs_the_v2_layout_and_a_950_name(name, family):
+    text = read(A5_DERIVED).replace("| 950PR_9599       |", "| %-17s|" % name)
+    info, dummy = parse(text)
+    assert info.layout == "npu-id" and npu_smi.detect_family(info) == family
+
+
+def test_a5_names_in_the_old_layout_are_not_a5():
+    # The A5 rule reads the 950 table only: a 950 name in a 910B table stays undecided by name.
+    text = read("910B4-24.1.rc3-8cards-one-card-nearly-full-no-process-table.txt").replace("910B4", "950PR")
+    info, dummy = parse(text)
+    assert info.layout == "npu" and npu_smi.detect_family(info) == "910B"  # HBM without DDR decides
+
+
+def test_a5_second_row_must_start_with_two_empty_cells():
+    text = read(A5_DERIVED).replace("|        |                  | 0000:C1:00.0", "| 0      |                  | 0000:C1:00.0")
+    with pytest.raises(npu_smi.NpuSmiParseError, match="four cells per row"):
+        parse(text)

@@ -176,7 +176,7 @@ def test_npu_smi_lists_no_chips():
 def test_a_910a_host_has_no_image():
     chips = npu("910A-22.0.3.1-8cards-idle-doc.txt")
     assert reasons(gathered(npu=chips, host=host_facts(chips["chips"])), check="npu_smi") == [
-        "npu-a01: chip family 910A (chips 910A) has no vllm-ascend image; needs one of 310P, 910B, A3; fix: serve from hosts "
+        "npu-a01: chip family 910A (chips 910A) has no vllm-ascend image; needs one of 310P, 910B, A3, A5; fix: serve from hosts "
         "with supported chips, or add the family to npu_verify_supported_families and set npu_verify_image if you have an "
         "image for it"]
 

@@ -257,3 +257,12 @@ def test_device_ids_with_count_or_absent_are_refused(run_module, tmp_path):
     assert failed and "mutually exclusive" in result["msg"]
     failed, result = run_module(npu_assign.main, give_back_args(tmp_path, state="absent", device_ids=[4]))
     assert failed and "goes with state=present" in result["msg"]
+
+
+def test_a5_host_assigns_free_chips(run_module, tmp_path, monkeypatch):
+    # DERIVED 950 sample: NPU 4 runs a python process that is not in a container of the owner (busy).
+    monkeypatch.setenv("FAKE_NPU_SMI_SAMPLE", "DERIVED-A5-950PR-v2-layout-from-910B3-25.2.0-one-python-process.txt")
+    failed, result = run_module(npu_assign.main, args(tmp_path, count=4))
+    assert not failed and result["family"] == "A5" and result["device_ids"] == [0, 1, 2, 3]
+    failed, result = run_module(npu_assign.main, args(tmp_path, owner="r", count=4))
+    assert failed and "4 requested, 3 usable" in result["msg"] and "/dev/davinci4: busy, pid 1601114" in result["msg"]

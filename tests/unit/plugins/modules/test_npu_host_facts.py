@@ -268,3 +268,20 @@ def test_npu_smi_missing_is_data(monkeypatch, ascend):
 def test_without_npu_smi_nothing_of_it_is_read(monkeypatch, ascend):
     result, calls = run(monkeypatch, base_args(ascend, docker=False, images={"910B": "x:y"}), {})
     assert calls == [] and "npu" not in result and "image" not in result
+
+
+def test_an_a5_host_reads_the_a5_image(monkeypatch, ascend):
+    # DERIVED 950 sample (fixtures/npu_smi/SOURCES.md): family A5 picks the -a5 image of the images map.
+    smi = fake_npu_smi(ascend)
+    a5 = "quay.io/ascend/vllm-ascend:v0.26.0rc1-a5-openeuler"
+    inspect = ("/usr/bin/docker", "image", "inspect", "--format", "{{.Id}}", a5)
+    result, calls = run(monkeypatch, base_args(ascend, npu_smi=True, npu_smi_executable=smi,
+                                               images={"910B": "quay.io/ascend/vllm-ascend:v0.26.0rc1-openeuler", "A5": a5}), {
+        (smi, "info"): (0, read(NPU / "DERIVED-A5-950PR-v2-layout-from-910B3-25.2.0-one-python-process.txt"), ""),
+        VERSION: (0, read(HOST / "docker-version-json-20.10.24-debian-bookworm.txt"), ""),
+        COMPOSE: (0, read(HOST / "docker-compose-version-v2.40.3.txt"), ""),
+        inspect: (1, "", "Error: No such image: %s\n" % a5),
+    })
+    assert result["failed"] is False and result["npu"]["family"] == "A5"
+    assert [d["path"] for d in result["devices"]] == ["/dev/davinci%d" % n for n in range(8)] + ["/dev/null"]
+    assert result["image"]["name"] == a5 and result["image"]["present"] is False

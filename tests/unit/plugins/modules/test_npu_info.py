@@ -92,3 +92,15 @@ def test_unparseable_output(run_module, monkeypatch, tmp_path, sample, message):
     assert result["msg"].startswith("cannot read the output of ")
     assert message in result["msg"]
     assert "Traceback" not in result["msg"]
+
+
+def test_a5_family_from_the_950_table(run_module, monkeypatch):
+    # DERIVED sample (module_utils/fixtures/npu_smi/SOURCES.md): no captured npu-smi output of a 950 exists.
+    monkeypatch.setenv("FAKE_NPU_SMI_SAMPLE", "DERIVED-A5-950PR-v2-layout-from-910B3-25.2.0-one-python-process.txt")
+    failed, result = run_module(npu_info.main, {"executable": FAKE_NPU_SMI})
+    assert not failed and result["family"] == "A5"
+    assert [(c["npu_id"], c["chip_id"], c["device_path"]) for c in result["chips"][:2]] == [
+        (0, 0, "/dev/davinci0"), (1, 0, "/dev/davinci1")]
+    assert result["chips"][4]["processes"] == [{"pid": 1601114, "name": "python", "memory_mb": 18429,
+                                                "pid_in_container": None}]
+    assert [c["idle"] for c in result["chips"]] == [True] * 4 + [False] + [True] * 3
