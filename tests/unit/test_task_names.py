@@ -77,7 +77,7 @@ def _role_cases(role):
     # What the includes pass for each variable (a file named by a variable is each of them).
     passed = {}
     for items in files.values():
-        for task, _ in _tasks(items):
+        for task, _around in _tasks(items):
             for key, value in (task.get("vars") or {}).items():
                 passed.setdefault(key, set()).add(value if isinstance(value, str) else None)
     for name, items in files.items():

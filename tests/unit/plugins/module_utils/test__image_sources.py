@@ -123,9 +123,10 @@ def test_a_probe_stopped_by_its_time_out_names_the_registry_and_the_bound():
                     manifests=loop({"item": REF, "rc": 124, "stderr": ""}))
     assert ": registry quay.io did not answer within 4 s (" in text
     # Docker's own TLS handshake bound (10 s) is a registry the host cannot reach.
-    [text] = errors(HOST, "pull", {REF: ["qwen"]}, loop(missing(REF)), manifests=loop(
-        {"item": REF, "rc": 1, "stderr": 'failed to configure transport: error pinging v2 registry: Get '
-                                          '"https://127.0.0.1:42963/v2/": net/http: TLS handshake timeout'}))
+    tls = ('failed to configure transport: error pinging v2 registry: Get '
+           '"https://127.0.0.1:42963/v2/": net/http: TLS handshake timeout')
+    [text] = errors(HOST, "pull", {REF: ["qwen"]}, loop(missing(REF)),
+                    manifests=loop({"item": REF, "rc": 1, "stderr": tls}))
     assert "quay.io cannot be reached from the host" in text
 
 

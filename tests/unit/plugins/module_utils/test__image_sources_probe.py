@@ -54,7 +54,7 @@ def test_a_registry_that_drops_the_packets():
         port = listener.getsockname()[1]
         queued = []
         try:
-            for _ in range(4):
+            for _attempt in range(4):
                 # Fill the accept queue (never accepted): later SYNs to the port are dropped.
                 client = socket.socket()
                 client.setblocking(False)

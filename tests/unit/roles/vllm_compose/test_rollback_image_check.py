@@ -52,8 +52,8 @@ def run(tmp_path, versions, deployments, target="previous", defer=False):
     root = tmp_path / "opt"
     for name, image in versions.items():
         (root / name / target).mkdir(parents=True)
-        (root / name / target / "state.json").write_text(json.dumps({"name": name, "image": image, "device_ids": [4, 5],
-                                                                      "port": 8000}, indent=4))
+        state = {"name": name, "image": image, "device_ids": [4, 5], "port": 8000}
+        (root / name / target / "state.json").write_text(json.dumps(state, indent=4))
     bindir = tmp_path / "bin"
     bindir.mkdir()
     log = tmp_path / "docker.log"
