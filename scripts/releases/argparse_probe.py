@@ -22,14 +22,24 @@ def serve_parser():
     """The parser `vllm serve` parses its command line with: vllm.entrypoints.cli.main.main() makes a root
     FlexibleArgumentParser, adds subparsers, and lets each command module's cmd_init() commands add theirs;
     the serve command's subparser_init() returns make_arg_parser(<the serve subparser>)."""
-    import vllm.entrypoints.cli.serve as serve
-
     root = flexible_parser_class()(description="vLLM CLI")
     subparsers = root.add_subparsers(required=False, dest="subparser")
+    try:
+        import vllm.entrypoints.cli.serve as serve
+    except ModuleNotFoundError:
+        raise  # the recorder installs it
+    except Exception as error:  # pylint: disable=broad-except
+        # vLLM 0.17.0: vllm/entrypoints/cli/__init__.py imports the benchmarks, whose kernels need the torch the
+        # wheel pins (torch 2.13's CPU build lacks torch._C._cpu._is_avx512_supported). Its
+        # ServeSubcommand.subparser_init is subparsers.add_parser("serve", ...) then make_arg_parser(that parser).
+        from vllm.entrypoints.openai.cli_args import make_arg_parser
+        built = "make_arg_parser(FlexibleArgumentParser().add_subparsers().add_parser('serve')), as " \
+                "ServeSubcommand.subparser_init does (vllm.entrypoints.cli does not import: %s: %s)" % (type(error).__name__, error)
+        return make_arg_parser(subparsers.add_parser("serve")), built
     found = [cmd.subparser_init(subparsers) for cmd in serve.cmd_init() if cmd.name == "serve"]
     if len(found) != 1:
         raise SystemExit("vllm.entrypoints.cli.serve.cmd_init() has %d 'serve' commands" % len(found))
-    return found[0]
+    return found[0], "vllm.entrypoints.cli.serve.cmd_init() -> ServeSubcommand.subparser_init(FlexibleArgumentParser().add_subparsers())"
 
 
 def platform_facts():
@@ -47,7 +57,7 @@ def platform_facts():
 
 
 def main(out):
-    parser = serve_parser()
+    parser, built = serve_parser()
     platform, adds_nothing = platform_facts()
     options, help_options = {}, []
     for action in parser._actions:  # pylint: disable=protected-access
@@ -60,8 +70,7 @@ def main(out):
     import vllm
 
     with open(out, "w") as handle:
-        json.dump({"vllm_version": vllm.__version__, "parser_built_by": "vllm.entrypoints.cli.serve.cmd_init()"
-                   " -> ServeSubcommand.subparser_init(FlexibleArgumentParser().add_subparsers())",
+        json.dump({"vllm_version": vllm.__version__, "parser_built_by": built,
                    "platform": platform, "platform_adds_to_parser": not adds_nothing,
                    "options": dict(sorted(options.items())), "help_options": sorted(help_options)}, handle)
 
