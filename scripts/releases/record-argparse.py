@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import importlib.util
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -47,6 +48,9 @@ DISTRIBUTIONS = {
     "dateutil": "python-dateutil", "pythonjsonlogger": "python-json-logger", "sklearn": "scikit-learn",
 }
 MAX_ROUNDS = 80
+_SPEC = importlib.util.spec_from_file_location("gen_vllm_cli_data", ROOT / "scripts" / "gen-vllm-cli-data.py")
+GEN = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(GEN)  # its wheel_for: the same download, into the same directory
 
 
 def sha256_of(path):
@@ -100,17 +104,6 @@ def seed(requirements, recordings=OUT):
             name = normalise(re.split(r"[<>=!~ (]", spec, maxsplit=1)[0])
             names.setdefault(name, spec)
     return [requirements.get(name, names[name]) for name in sorted(names)]
-
-
-def wheel_for(version, download_dir):
-    found = sorted(download_dir.glob("vllm-%s-*.whl" % version))
-    if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "vllm==%s" % version, "--no-deps",
-                        "--only-binary=:all:", "-d", str(download_dir)], check=True)
-        found = sorted(download_dir.glob("vllm-%s-*.whl" % version))
-    if not found:
-        raise SystemExit("vllm==%s: no wheel on the package index" % version)
-    return found[0]
 
 
 def expected_wheels(inputs=INPUTS):
@@ -197,7 +190,7 @@ def main(argv=None):
     args.download_dir.mkdir(parents=True, exist_ok=True)
     OUT.mkdir(parents=True, exist_ok=True)
     for version in versions:
-        wheel = wheel_for(version, args.download_dir)
+        wheel = GEN.wheel_for(version, args.download_dir)
         digest = sha256_of(wheel)
         if (wheel.name, digest) != (wheels[version]["file"], wheels[version]["sha256"]):
             raise SystemExit("vllm %s: %s (sha256 %s) is not the wheel the release data was read from (%s, %s)"

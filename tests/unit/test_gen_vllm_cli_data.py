@@ -152,12 +152,17 @@ def test_every_disagreement_of_the_static_reading_with_argparse_is_explained():
     assert set(gen.STATIC_MISREADINGS) <= set(gen.load_argparse())
 
 
-def test_an_unexplained_disagreement_and_a_stale_explanation_are_named(tmp_path):
+def copied_recording(tmp_path, version):
+    """The inputs copied to tmp_path; the path and content of the copy of vLLM ``version``'s recording."""
     for path in gen.INPUTS.glob("*.json"):
         shutil.copy(path, tmp_path)
     shutil.copytree(gen.INPUTS / "argparse", tmp_path / "argparse")
-    path = tmp_path / "argparse" / "vllm-0.17.0.json"
-    recording = json.loads(path.read_text())
+    path = tmp_path / "argparse" / ("vllm-%s.json" % version)
+    return path, json.loads(path.read_text())
+
+
+def test_an_unexplained_disagreement_and_a_stale_explanation_are_named(tmp_path):
+    path, recording = copied_recording(tmp_path, "0.17.0")
     del recording["options"]["--no-enable-log-requests"]
     recording["options"]["--model-weights"] = "value"
     path.write_text(json.dumps(recording))
@@ -173,11 +178,7 @@ def test_an_unexplained_disagreement_and_a_stale_explanation_are_named(tmp_path)
 
 
 def test_a_recording_of_another_wheel_is_refused(tmp_path):
-    for path in gen.INPUTS.glob("*.json"):
-        shutil.copy(path, tmp_path)
-    shutil.copytree(gen.INPUTS / "argparse", tmp_path / "argparse")
-    path = tmp_path / "argparse" / "vllm-0.17.0.json"
-    recording = json.loads(path.read_text())
+    path, recording = copied_recording(tmp_path, "0.17.0")
     recording["wheel"]["sha256"] = "0" * 64
     path.write_text(json.dumps(recording))
     with pytest.raises(SystemExit, match="v0.17.0rc1: scripts/releases/inputs/argparse/vllm-0.17.0.json records"):
