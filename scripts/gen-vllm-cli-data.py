@@ -85,7 +85,10 @@ _HF_TOKEN = ("ModelConfig.hf_token is `bool | str | None`; get_kwargs of this vL
              "so there is no BooleanOptionalAction and no --no-hf-token; the static reading (ClassIndex.is_bool) takes "
              "any field holding bool for a switch")
 STATIC_MISREADINGS = {
+    "0.21.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
+    "0.22.1": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
     "0.23.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
+    "0.24.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
     "0.26.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
 }
 

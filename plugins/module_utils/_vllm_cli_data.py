@@ -777,7 +777,7 @@ RELEASES = {
             "-r": "value",
             "-tp": "value"
         },
-        "flags_source": "static: the wheel's parser-building code read with ast",
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.18.0.json)",
         "images": {
             "": {
                 "cann": "8.5.1",
@@ -1221,7 +1221,7 @@ RELEASES = {
             "-r": "value",
             "-tp": "value"
         },
-        "flags_source": "static: the wheel's parser-building code read with ast",
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.18.0.json)",
         "images": {
             "": {
                 "cann": "8.5.1",
@@ -1671,7 +1671,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
-        "flags_source": "static: the wheel's parser-building code read with ast",
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.19.1.json)",
         "images": {
             "": {
                 "cann": "8.5.1",
@@ -2134,7 +2134,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
-        "flags_source": "static: the wheel's parser-building code read with ast",
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.20.2.json)",
         "images": {
             "": {
                 "cann": "9.0.0",
@@ -2384,7 +2384,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -2500,7 +2500,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-kv-cache-metrics": "switch",
             "--no-kv-sharing-fast-prefill": "switch",
@@ -2612,7 +2611,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
-        "flags_source": "static: the wheel's parser-building code read with ast",
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.21.0.json)",
         "images": {
             "": {
                 "cann": "9.0.0",
@@ -2889,7 +2888,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -3008,7 +3007,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-kv-cache-metrics": "switch",
             "--no-kv-sharing-fast-prefill": "switch",
@@ -3127,7 +3125,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
-        "flags_source": "static: the wheel's parser-building code read with ast",
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.22.1.json)",
         "images": {
             "": {
                 "cann": "9.0.0",
@@ -4439,7 +4437,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -4559,7 +4557,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-jit-monitor-verbose": "switch",
             "--no-kv-cache-metrics": "switch",
@@ -4682,7 +4679,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
-        "flags_source": "static: the wheel's parser-building code read with ast",
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.24.0.json)",
         "images": {
             "": {
                 "cann": "9.0.1",
