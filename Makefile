@@ -14,7 +14,7 @@ export ANSIBLE_FORCE_COLOR ?= 0
 export PY_COLORS ?= 0
 
 .PHONY: help setup venv docker fleet-test sim-assets sim-images lint sanity unit build-check molecule newcomer test \
-        demo demo-down sim-up sim-down bench clean releases releases-record
+        demo demo-down sim-up sim-down bench clean releases releases-record releases-argparse
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
@@ -93,13 +93,21 @@ sim-down: ## remove the simulated Ascend fleet
 
 # Release data (docs/adding-a-release.md): `releases` writes plugins/module_utils/_vllm_cli_data.py from the
 # recorded inputs under scripts/releases/inputs/ (offline) and prints what changed; `releases-record`
-# reads the releases not recorded yet (RELEASE=tag to re-read one) from vllm-ascend and the vLLM wheels.
+# reads the releases not recorded yet (RELEASE=tag to re-read one) from vllm-ascend and the vLLM wheels, then
+# builds the parser of each new vLLM version (releases-argparse).
 RELEASE ?=
 releases: venv ## regenerate the release data from scripts/releases/inputs/ and print what changed
 	$(BIN)/python scripts/gen-vllm-cli-data.py render
 
-releases-record: venv ## record a new release's facts from the sources (network) [RELEASE=tag]
+releases-record: venv ## record a new release's facts from the sources, then its vLLM's argparse (network) [RELEASE=tag]
 	$(BIN)/python scripts/gen-vllm-cli-data.py record $(RELEASE)
+	$(BIN)/python scripts/releases/record-argparse.py
+
+# `releases-argparse` builds `vllm serve`'s parser in a throwaway virtualenv under /var/tmp (removed after) and
+# records its options under scripts/releases/inputs/argparse/; VLLM=0.26.0 re-records one version.
+VLLM ?=
+releases-argparse: venv ## record vllm serve's argparse options of the releases' vLLM (network, heavy) [VLLM=version]
+	$(BIN)/python scripts/releases/record-argparse.py $(VLLM)
 
 bench: venv docker ## benchmarks against a floor measured in the same run
 	scripts/bench.sh

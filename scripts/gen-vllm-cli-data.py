@@ -17,6 +17,11 @@ For every vllm-ascend release in RELEASES this reads, from the real sources and 
 * what vllm-ascend adds at the same tag (its platform plugin's ``pre_register_and_update``): flags,
   parsers, and the ``--quantization`` method it appends.
 
+Where `vllm serve`'s parser of a vLLM version has been built from its wheel (scripts/releases/record-argparse.py,
+make releases-argparse: a throwaway virtualenv under /var/tmp), the options it recorded under
+scripts/releases/inputs/argparse/ are the release's flags; the static reading stays in the release's input, and
+each name the two disagree on is explained in STATIC_MISREADINGS (the unit test fails on one that is not).
+
 Provenance (vllm-ascend commit, the Dockerfile line, the wheel's file name and sha256, the sha256 of
 every parsed file) is written next to the data. Not run in CI (it needs the network); its output is
 recorded per release under scripts/releases/inputs/ (``record``, network), and the data file is rendered
@@ -72,6 +77,20 @@ MUST_HAVE = ("--host", "--port", "--served-model-name", "--tensor-parallel-size"
              "--compilation-config", "--enable-prefix-caching", "--no-enable-prefix-caching",
              "--gpu-memory-utilization", "--api-key", "--speculative-config", "--headless")
 SWITCH_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version"}
+# Where the static reading of a wheel (serve_flags) and `vllm serve`'s parser as vLLM builds it
+# (scripts/releases/record-argparse.py, inputs/argparse/) disagree: {vLLM version: {option: why}}. The data
+# takes argparse's answer; tests/unit/test_gen_vllm_cli_data.py fails on a disagreement not listed here.
+_HF_TOKEN = ("ModelConfig.hf_token is `bool | str | None`; get_kwargs of this vLLM's arg_utils.py has a branch for exactly "
+             "{bool, str, None} before its bool branch (type=str, nargs='?': a bare --hf-token is True, else the token), "
+             "so there is no BooleanOptionalAction and no --no-hf-token; the static reading (ClassIndex.is_bool) takes "
+             "any field holding bool for a switch")
+STATIC_MISREADINGS = {
+    "0.21.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
+    "0.22.1": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
+    "0.23.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
+    "0.24.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
+    "0.26.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
+}
 
 
 def sha256(data):
@@ -414,12 +433,69 @@ def record(repo, download_dir, tag):
     return entry
 
 
-def load_inputs(inputs=INPUTS):
-    """The recorded facts of every release: {tag: facts} from inputs/<tag>.json."""
+def load_inputs(inputs=INPUTS, argparse_wins=True):
+    """The recorded facts of every release: {tag: facts} from inputs/<tag>.json (the static reading), with the
+    flags of `vllm serve`'s parser as vLLM builds it (inputs/argparse/vllm-<version>.json) where recorded."""
     releases = {}
     for path in sorted(inputs.glob("*.json")):
         releases[path.stem] = json.loads(path.read_text())
+    if argparse_wins:
+        recordings = load_argparse(inputs)
+        for tag, entry in releases.items():
+            recording = recordings.get(entry.get("vllm_version"))
+            if recording is None:
+                entry["flags_source"] = "static: the wheel's parser-building code read with ast"
+                continue
+            if recording["wheel"] != entry.get("vllm_dist"):
+                raise SystemExit("%s: %s records %s, not the wheel the release was read from (%s)"
+                                 % (tag, recording["path"], recording["wheel"], entry.get("vllm_dist")))
+            entry["flags"] = dict(recording["options"])
+            entry["flags_source"] = "argparse: vllm serve's parser built from the wheel (%s)" % recording["path"]
     return releases
+
+
+def load_argparse(inputs=INPUTS):
+    """{vLLM version: recording} of scripts/releases/record-argparse.py (make releases-argparse)."""
+    recordings = {}
+    for path in sorted((inputs / "argparse").glob("vllm-*.json")):
+        recording = json.loads(path.read_text())
+        recording["path"] = "scripts/releases/inputs/argparse/%s" % path.name
+        recordings[recording["vllm_version"]] = recording
+    return recordings
+
+
+def static_vs_argparse(inputs=INPUTS):
+    """{vLLM version: {option: (static reading's kind, argparse's kind)}} where they differ (None: absent), for every
+    vLLM version with an argparse recording; argparse's own -h/--help are not compared (the static reading
+    leaves them out, and they are no serve setting)."""
+    static = load_inputs(inputs, argparse_wins=False)
+    found = {}
+    for version, recording in sorted(load_argparse(inputs).items()):
+        flags = next((e["flags"] for e in static.values() if e["vllm_version"] == version), None)
+        if flags is None:
+            continue
+        parsed = recording["options"]
+        found[version] = {name: (flags.get(name), parsed.get(name)) for name in sorted(set(flags) | set(parsed))
+                          if flags.get(name) != parsed.get(name)}
+    return found
+
+
+def unexplained(disagreements, explained=None):
+    """Lines naming each static/argparse disagreement without an entry in STATIC_MISREADINGS, and each entry that
+    no longer disagrees."""
+    explained = STATIC_MISREADINGS if explained is None else explained
+    lines = []
+    for version, names in sorted(disagreements.items()):
+        for name, (static, parsed) in names.items():
+            if name not in explained.get(version, {}):
+                lines.append("vllm %s %s: the static reading says %s, argparse says %s; explain it in STATIC_MISREADINGS"
+                             " of %s (or fix the reading)" % (version, name, static or "absent", parsed or "absent", GENERATOR))
+    for version, names in sorted(explained.items()):
+        for name in names:
+            if version in disagreements and name not in disagreements[version]:
+                lines.append("vllm %s %s: listed in STATIC_MISREADINGS but both readings agree; drop the entry"
+                             % (version, name))
+    return lines
 
 
 def missing_facts(releases):
@@ -560,6 +636,12 @@ def main(argv=None):
     old = args.output.read_text() if args.output.exists() else ""
     for line in changes(read_committed(args.output), releases):
         print(line)
+    for version, names in sorted(static_vs_argparse(args.inputs).items()):
+        print("vllm %s: argparse settles %s" % (version, ", ".join(
+            "%s (static: %s, argparse: %s)" % (n, a or "absent", b or "absent") for n, (a, b) in names.items())
+            if names else "nothing: both readings agree"))
+    for line in unexplained(static_vs_argparse(args.inputs)):
+        print(line, file=sys.stderr)
     if args.check:
         print("up to date" if old == text else "%s differs from what %s writes from %s" % (args.output, GENERATOR, args.inputs),
               file=sys.stderr)

@@ -334,6 +334,7 @@ RELEASES = {
             "-r": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.17.0.json)",
         "images": {
             "": {
                 "cann": "8.5.1",
@@ -776,6 +777,7 @@ RELEASES = {
             "-r": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.18.0.json)",
         "images": {
             "": {
                 "cann": "8.5.1",
@@ -1219,6 +1221,7 @@ RELEASES = {
             "-r": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.18.0.json)",
         "images": {
             "": {
                 "cann": "8.5.1",
@@ -1668,6 +1671,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.19.1.json)",
         "images": {
             "": {
                 "cann": "8.5.1",
@@ -2130,6 +2134,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.20.2.json)",
         "images": {
             "": {
                 "cann": "9.0.0",
@@ -2379,7 +2384,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -2495,7 +2500,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-kv-cache-metrics": "switch",
             "--no-kv-sharing-fast-prefill": "switch",
@@ -2607,6 +2611,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.21.0.json)",
         "images": {
             "": {
                 "cann": "9.0.0",
@@ -2883,7 +2888,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -3002,7 +3007,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-kv-cache-metrics": "switch",
             "--no-kv-sharing-fast-prefill": "switch",
@@ -3121,6 +3125,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.22.1.json)",
         "images": {
             "": {
                 "cann": "9.0.0",
@@ -3398,7 +3403,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -3517,7 +3522,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-kv-cache-metrics": "switch",
             "--no-kv-sharing-fast-prefill": "switch",
@@ -3636,6 +3640,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.23.0.json)",
         "images": {
             "": {
                 "cann": "9.1.0",
@@ -3914,7 +3919,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -4033,7 +4038,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-kv-cache-metrics": "switch",
             "--no-kv-sharing-fast-prefill": "switch",
@@ -4152,6 +4156,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.23.0.json)",
         "images": {
             "": {
                 "cann": "9.0.1",
@@ -4432,7 +4437,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -4552,7 +4557,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-jit-monitor-verbose": "switch",
             "--no-kv-cache-metrics": "switch",
@@ -4675,6 +4679,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.24.0.json)",
         "images": {
             "": {
                 "cann": "9.0.1",
@@ -5205,6 +5210,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "static: the wheel's parser-building code read with ast",
         "images": {
             "": {
                 "cann": "9.0.1",
@@ -5490,7 +5496,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -5617,7 +5623,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-jit-monitor-verbose": "switch",
             "--no-kv-cache-metrics": "switch",
@@ -5741,6 +5746,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.26.0.json)",
         "images": {
             "": {
                 "cann": "9.1.0",

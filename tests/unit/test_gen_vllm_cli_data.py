@@ -106,3 +106,95 @@ def test_image_cann_refuses_an_unreadable_base(tmp_path):
     git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
     with pytest.raises(SystemExit, match="cannot read the CANN version of 'ubuntu:22.04'"):
         gen.image_cann(tmp_path, "HEAD")
+
+
+# --------------------------------------------------------------------------- argparse recordings
+# scripts/releases/record-argparse.py builds `vllm serve`'s parser from the wheel (make releases-argparse); its
+# options win over the static reading, and every disagreement between the two is explained in STATIC_MISREADINGS.
+
+
+def test_the_oldest_and_newest_releases_vllm_parsers_are_recorded():
+    releases = gen.load_inputs()
+    order = sorted(releases, key=gen._release_key)  # pylint: disable=protected-access
+    recorded = set(gen.load_argparse())
+    assert releases[order[0]]["vllm_version"] in recorded
+    assert releases[order[-1]]["vllm_version"] in recorded
+
+
+def test_each_recording_is_vllms_own_parser_of_the_releases_wheel():
+    releases = gen.load_inputs(argparse_wins=False)
+    for version, recording in gen.load_argparse().items():
+        wheels = {e["vllm_dist"]["sha256"] for e in releases.values() if e["vllm_version"] == version}
+        assert wheels == {recording["wheel"]["sha256"]}, version
+        assert recording["platform"] == "vllm.platforms.cpu.CpuPlatform" and recording["platform_adds_to_parser"] is False
+        assert recording["help_options"] == ["--help", "-h"]
+        options = recording["options"]
+        assert [f for f in gen.MUST_HAVE if f not in options] == [], version
+        # BooleanOptionalAction: each --no-X is a switch next to its --X
+        assert [o for o in options if o.startswith("--no-") and options.get("--" + o[5:]) != "switch"] == [], version
+
+
+def test_recorded_releases_take_the_argparse_options():
+    static = gen.load_inputs(argparse_wins=False)
+    recordings = gen.load_argparse()
+    for tag, entry in gen.load_inputs().items():
+        recording = recordings.get(entry["vllm_version"])
+        if recording is None:
+            assert entry["flags"] == static[tag]["flags"] and entry["flags_source"].startswith("static: "), tag
+        else:
+            assert entry["flags"] == recording["options"], tag
+            assert entry["flags_source"] == ("argparse: vllm serve's parser built from the wheel "
+                                             "(scripts/releases/inputs/argparse/vllm-%s.json)" % entry["vllm_version"])
+
+
+def test_every_disagreement_of_the_static_reading_with_argparse_is_explained():
+    assert gen.unexplained(gen.static_vs_argparse()) == []
+    assert set(gen.STATIC_MISREADINGS) <= set(gen.load_argparse())
+
+
+def copied_recording(tmp_path, version):
+    """The inputs copied to tmp_path; the path and content of the copy of vLLM ``version``'s recording."""
+    for path in gen.INPUTS.glob("*.json"):
+        shutil.copy(path, tmp_path)
+    shutil.copytree(gen.INPUTS / "argparse", tmp_path / "argparse")
+    path = tmp_path / "argparse" / ("vllm-%s.json" % version)
+    return path, json.loads(path.read_text())
+
+
+def test_an_unexplained_disagreement_and_a_stale_explanation_are_named(tmp_path):
+    path, recording = copied_recording(tmp_path, "0.17.0")
+    del recording["options"]["--no-enable-log-requests"]
+    recording["options"]["--model-weights"] = "value"
+    path.write_text(json.dumps(recording))
+    found = gen.static_vs_argparse(tmp_path)
+    assert found["0.17.0"] == {"--model-weights": (None, "value"), "--no-enable-log-requests": ("switch", None)}
+    explained = dict(gen.STATIC_MISREADINGS, **{"0.17.0": {"--no-enable-log-requests": "why"}})
+    explained["0.23.0"] = dict(explained["0.23.0"], **{"--port": "stale"})
+    lines = gen.unexplained(found, explained)
+    assert lines == [
+        "vllm 0.17.0 --model-weights: the static reading says absent, argparse says value; explain it in "
+        "STATIC_MISREADINGS of scripts/gen-vllm-cli-data.py (or fix the reading)",
+        "vllm 0.23.0 --port: listed in STATIC_MISREADINGS but both readings agree; drop the entry"]
+
+
+def test_a_recording_of_another_wheel_is_refused(tmp_path):
+    path, recording = copied_recording(tmp_path, "0.17.0")
+    recording["wheel"]["sha256"] = "0" * 64
+    path.write_text(json.dumps(recording))
+    with pytest.raises(SystemExit, match="v0.17.0rc1: scripts/releases/inputs/argparse/vllm-0.17.0.json records"):
+        gen.load_inputs(tmp_path)
+
+
+def test_the_names_an_independent_static_reading_disputed_as_argparse_settles_them():
+    # Read in the recordings (vllm serve's parser built from the vLLM 0.17.0, 0.23.0, 0.26.0 wheels): none has
+    # --model-weights nor --enable-mm-processor-stats; all have --enable-log-requests and its --no- form;
+    # --hf-token takes a value and has no --no- form (0.23.0, 0.26.0: STATIC_MISREADINGS).
+    recordings = gen.load_argparse()
+    for version in ("0.17.0", "0.23.0", "0.26.0"):
+        options = recordings[version]["options"]
+        for absent in ("--model-weights", "--enable-mm-processor-stats", "--no-enable-mm-processor-stats"):
+            assert absent not in options, (version, absent)
+        assert options["--enable-log-requests"] == options["--no-enable-log-requests"] == "switch"
+        assert options["--hf-token"] == "value" and "--no-hf-token" not in options
+    data = gen.load_inputs()
+    assert "--no-hf-token" not in data["v0.23.0"]["flags"] and data["v0.23.0"]["flags"]["--hf-token"] == "value"
