@@ -89,6 +89,7 @@ STATIC_MISREADINGS = {
     "0.22.1": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
     "0.23.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
     "0.24.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
+    "0.25.1": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
     "0.26.0": {"--hf-token": _HF_TOKEN, "--no-hf-token": _HF_TOKEN},
 }
 

@@ -4963,7 +4963,7 @@ RELEASES = {
             "--headless": "switch",
             "--hf-config-path": "value",
             "--hf-overrides": "value",
-            "--hf-token": "switch",
+            "--hf-token": "value",
             "--host": "value",
             "--ignore-patterns": "value",
             "--interleave-mm-strings": "switch",
@@ -5087,7 +5087,6 @@ RELEASES = {
             "--no-exclude-tools-when-tool-choice-none": "switch",
             "--no-fail-on-environ-validation": "switch",
             "--no-fully-sharded-loras": "switch",
-            "--no-hf-token": "switch",
             "--no-interleave-mm-strings": "switch",
             "--no-jit-monitor-verbose": "switch",
             "--no-kv-cache-metrics": "switch",
@@ -5210,7 +5209,7 @@ RELEASES = {
             "-sc": "value",
             "-tp": "value"
         },
-        "flags_source": "static: the wheel's parser-building code read with ast",
+        "flags_source": "argparse: vllm serve's parser built from the wheel (scripts/releases/inputs/argparse/vllm-0.25.1.json)",
         "images": {
             "": {
                 "cann": "9.0.1",
