@@ -25,7 +25,7 @@ def serve_parser():
     root = flexible_parser_class()(description="vLLM CLI")
     subparsers = root.add_subparsers(required=False, dest="subparser")
     try:
-        import vllm.entrypoints.cli.serve as serve
+        from vllm.entrypoints.cli import serve
     except ModuleNotFoundError:
         raise  # the recorder installs it
     except Exception as error:  # pylint: disable=broad-except

@@ -71,7 +71,7 @@ def direct_requirements(metadata_text):
     for line in metadata_text.splitlines():
         if not line.startswith("Requires-Dist:"):
             continue
-        spec, _, marker = line.split(":", 1)[1].partition(";")
+        spec, _sep, marker = line.split(":", 1)[1].partition(";")
         if "extra ==" in marker:
             continue
         spec = re.sub(r"\[[^\]]*\]", "", spec).strip()
@@ -144,19 +144,19 @@ def record(version, wheel, torch):
         if first:
             # one resolver run for what the parser of earlier recorded versions needed (each pip install is slow)
             print("vllm %s: installing what earlier recordings needed: %s" % (version, " ".join(first)), file=sys.stderr)
-            installed = subprocess.run(pip + ["-c", str(hold)] + first, capture_output=True, text=True)
+            installed = subprocess.run(pip + ["-c", str(hold)] + first, capture_output=True, text=True, check=False)
             if installed.returncode:
                 raise SystemExit("vllm %s: pip install %s failed:\n%s" % (version, " ".join(first), installed.stderr[-3000:]))
             added.extend(first)
-        for _ in range(MAX_ROUNDS):
-            run = subprocess.run([python, str(PROBE), str(out)], capture_output=True, text=True, cwd=str(venv))
+        for _round in range(MAX_ROUNDS):
+            run = subprocess.run([python, str(PROBE), str(out)], capture_output=True, text=True, cwd=str(venv), check=False)
             if run.returncode == 0:
                 break
             want = missing_requirement(run.stderr, requirements)
             if want is None or want in added:
                 raise SystemExit("vllm %s: the parser does not build:\n%s" % (version, run.stderr[-3000:]))
             print("vllm %s: the parser needs %s" % (version, want), file=sys.stderr)
-            installed = subprocess.run(pip + ["-c", str(hold), want], capture_output=True, text=True)
+            installed = subprocess.run(pip + ["-c", str(hold), want], capture_output=True, text=True, check=False)
             if installed.returncode:
                 raise SystemExit("vllm %s: pip install %s failed:\n%s" % (version, want, installed.stderr[-3000:]))
             added.append(want)
@@ -204,8 +204,8 @@ def main(argv=None):
         result["recorded"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         result["recorded_by"] = "scripts/releases/record-argparse.py"
         (OUT / ("vllm-%s.json" % version)).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-        print("vllm %s: %d options (%s); written %s" % (version, len(result["options"]), result["platform"],
-                                                       (OUT / ("vllm-%s.json" % version)).relative_to(ROOT)),
+        written = (OUT / ("vllm-%s.json" % version)).relative_to(ROOT)
+        print("vllm %s: %d options (%s); written %s" % (version, len(result["options"]), result["platform"], written),
               file=sys.stderr)
     if not versions:
         print("nothing to record", file=sys.stderr)

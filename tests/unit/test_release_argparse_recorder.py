@@ -13,24 +13,27 @@ rec = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(rec)
 
 # Lines of vllm-0.17.0.dist-info/METADATA (the wheel of v0.17.0rc1), verbatim.
-METADATA = """Metadata-Version: 2.4
-Name: vllm
-Version: 0.17.0
-Requires-Dist: numpy
-Requires-Dist: transformers<5,>=4.56.0
-Requires-Dist: fastapi[standard]>=0.115.0
-Requires-Dist: llguidance<1.4.0,>=1.3.0; platform_machine == "x86_64" or platform_machine == "arm64" or platform_machine == "aarch64" or platform_machine == "s390x" or platform_machine == "ppc64le"
-Requires-Dist: pyzmq>=25.0.0
-Requires-Dist: mistral_common[image]>=1.9.1
-Requires-Dist: setuptools<81.0.0,>=77.0.3; python_version > "3.11"
-Requires-Dist: torch==2.10.0
-Requires-Dist: pandas; extra == "bench"
-"""
+METADATA = "\n".join([
+    'Metadata-Version: 2.4',
+    'Name: vllm',
+    'Version: 0.17.0',
+    'Requires-Dist: numpy',
+    'Requires-Dist: transformers<5,>=4.56.0',
+    'Requires-Dist: fastapi[standard]>=0.115.0',
+    'Requires-Dist: llguidance<1.4.0,>=1.3.0; platform_machine == "x86_64" or platform_machine == "arm64" '
+    'or platform_machine == "aarch64" or platform_machine == "s390x" or platform_machine == "ppc64le"',
+    'Requires-Dist: pyzmq>=25.0.0',
+    'Requires-Dist: mistral_common[image]>=1.9.1',
+    'Requires-Dist: setuptools<81.0.0,>=77.0.3; python_version > "3.11"',
+    'Requires-Dist: torch==2.10.0',
+    'Requires-Dist: pandas; extra == "bench"',
+    '',
+])
 # Tails of the probe's stderr met while recording vLLM 0.17.0, verbatim.
 NO_ZMQ = "ModuleNotFoundError: No module named 'zmq'\n"
-NO_SAFETENSORS = """importlib.metadata.PackageNotFoundError: No package metadata was found for The 'safetensors>=0.8.0' distribution was not found and is required by this application. 
-Try: `pip install transformers -U` or `pip install -e '.[dev]'` if you're working with git main
-"""
+NO_SAFETENSORS = ("importlib.metadata.PackageNotFoundError: No package metadata was found for The 'safetensors>=0.8.0'"
+                  ' distribution was not found and is required by this application. \n'
+                  "Try: `pip install transformers -U` or `pip install -e '.[dev]'` if you're working with git main\n")
 NO_DEVICE = """  File "/var/tmp/h32b-venv17/lib/python3.11/site-packages/vllm/config/device.py", line 56, in __post_init__
     raise RuntimeError(
 RuntimeError: Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` to turn on verbose logging to help debug the issue.
