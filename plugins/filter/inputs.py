@@ -53,10 +53,12 @@ def input_names(roles=ROLES):
                   | set(n for n in RULES if any(n.startswith(r + "_") for r in roles)))
 
 
-def input_errors(variables, host="host", roles=ROLES, shared=False):
+def input_errors(variables, host="host", roles=ROLES, shared=False, deployments=True):
     """One message per bad input among ``variables`` (a host's vars, e.g. hostvars[host]).
 
     A value equal to ``__ascendfleet_unset__`` (the vars lookup's default in the roles) is not set.
+    ``deployments``: also check every key of every deployment against the deployment schema (off
+    where the planner comes next and reports every refusal of every deployment at once).
     ``shared``: also refuse role variables of one shared input that disagree (``_shared_inputs``);
     only for variables as the control node sees them (inventory and extra vars, no role defaults).
     """
@@ -74,7 +76,8 @@ def input_errors(variables, host="host", roles=ROLES, shared=False):
             # an undefined or broken template
             errors.append(message(host, name, "cannot be evaluated (%s)" % exc, "fix the expression or the variables it uses"))
     errors += check(str(host), options, values)
-    errors += _deployment_errors(str(host), options, values)
+    if deployments:
+        errors += _deployment_errors(str(host), options, values)
     if shared:
         refused = set(name for name in values if check(str(host), options, values, names=[name]))
         errors += conflicts(str(host), options, values, skip=refused)

@@ -290,7 +290,21 @@ def test_every_role_checks_its_inputs_first():
         assert block.get("ansible.builtin.import_tasks") == "preflight.yml", (role, first)
         task = yaml.safe_load((root / "roles" / role / "tasks" / "preflight.yml").read_text())[0]
         assert "'%s' | ascendfleet.llm.input_names" % role in task["vars"]["__ascendfleet_input_names"], role
-        assert "ascendfleet.llm.input_errors(inventory_hostname, roles=['%s'])" % role in task["vars"][
-            "__ascendfleet_input_errors"], role
+        called = " ".join(task["vars"]["__ascendfleet_input_errors"].split())
+        # vllm_compose leaves the deployments' keys to its planner, the next task (same schema, every
+        # refusal at once); the other roles check them here too.
+        assert ("ascendfleet.llm.input_errors(inventory_hostname, roles=['%s']%s)"
+                % (role, ", deployments=false" if role == "vllm_compose" else "")) in called, role
     play = yaml.safe_load((root / "playbooks" / "check_inputs.yml").read_text())[0]
     assert "ascendfleet.llm.input_errors(inventory_hostname, shared=true)" in play["tasks"][0]["vars"]["__ascendfleet_input_errors"]
+
+
+def test_vllm_composes_preflight_leaves_the_deployment_keys_to_its_planner():
+    # Two bad deployments, one a schema refusal (gpu_memory_utilization 1.2), one the planner's (not
+    # JSON): the role's first check does not stop on the first, so the planner names both at once.
+    from ansible_collections.ascendfleet.llm.plugins.filter.inputs import input_errors
+
+    deps = [{"name": "gmu", "model": "Qwen/Qwen3.5-27B", "port": 8100, "gpu_memory_utilization": 1.2}]
+    assert input_errors({"vllm_compose_deployments": deps}, "h", roles=["vllm_compose"], deployments=False) == []
+    assert any("gpu_memory_utilization" in e for e in input_errors({"vllm_compose_deployments": deps}, "h",
+                                                                   roles=["vllm_compose"]))
