@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Record the options `vllm serve` accepts, as vLLM's own argparse builds them, for a vLLM version.
 
 For each version: a throwaway virtualenv under /var/tmp (removed afterwards, never in the repo or the
