@@ -92,7 +92,7 @@ def test_good_inputs_pass_without_touching_a_host(tmp_path):
 
 
 # --------------------------------------------------------------------------- multi-node deployments under --limit
-@pytest.mark.parametrize("playbook", ["deploy_qwen.yml", "rollback.yml", "verify-fabric.yml"])
+@pytest.mark.parametrize("playbook", ["deploy_qwen.yml", "rollback.yml", "verify-fabric.yml", "undeploy.yml"])
 def test_a_limit_that_splits_a_multinode_deployment_is_refused_before_any_change(tmp_path, playbook):
     """--limit npu-a01 used to empty the member group (its play ran on localhost): deploy_qwen.yml went
     on with rc 0 and never rolled out `big`, rollback.yml never rolled it back. Now the run stops
@@ -104,6 +104,20 @@ def test_a_limit_that_splits_a_multinode_deployment_is_refused_before_any_change
             "(every member of big in the run), or without --limit") in " ".join(out.split()), out
     assert "UNREACHABLE" not in out, out
     assert "npu-a02" not in out.split("PLAY RECAP")[1]
+
+
+@pytest.mark.parametrize("names,refused", [("big", True), ("chat", False)])
+def test_undeploy_under_limit_refuses_only_a_chosen_multinode_deployment(tmp_path, names, refused):
+    """undeploy.yml --limit npu-a01 used to remove `big` from npu-a01 alone, leaving its head or worker
+    half-running on npu-a02. Only the deployments chosen by undeploy_names are judged: removing the
+    one-host `chat` from npu-a01 goes on (here to the host, which cannot be reached)."""
+    rc, out = run(tmp_path, "undeploy.yml", "--limit", "npu-a01", "-e", "undeploy_names=" + names, group_vars=MULTINODE)
+    flat = " ".join(out.split())
+    assert ("npu-a01: deployment big: members: npu-a02 left out of this run by --limit" in flat) is refused, out
+    if refused:
+        assert rc == 2 and "UNREACHABLE" not in out, out
+    else:
+        assert rc == 4 and "fatal: [npu-a01]: UNREACHABLE!" in out, out
 
 
 def test_a_member_missing_from_the_inventory_is_refused_on_every_member(tmp_path):
