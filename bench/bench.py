@@ -235,6 +235,15 @@ class Bench:
     def up(self):
         self.write_inventories()
         log("fleet: %d hosts on network %s (%s)" % (self.cfg.fleet_size, self.cfg.network, self.inv[self.cfg.fleet_size]))
+        # From a clean fleet: a bench that was killed (Ctrl-C, a lost session) leaves its hosts' Docker
+        # volumes, whose Engines would start the old deployments again (crash-looping until the
+        # prefetch puts their model back), and the first deploy would then measure and judge those.
+        res = subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "down"], env=self.fleet_env(),
+                             capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            raise RuntimeError("fleet.sh down (before up) failed: %s" % (res.stdout + res.stderr)[-3000:])
+        subprocess.run(["docker", "rm", "-f", "-v", self.cfg.hub], capture_output=True, check=False)
+        subprocess.run(["docker", "volume", "rm", self.cfg.hub + "-state"], capture_output=True, check=False)
         t0 = time.monotonic()
         res = subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "up"], env=self.fleet_env(),
                              capture_output=True, text=True, check=False)

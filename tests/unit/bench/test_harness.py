@@ -190,3 +190,29 @@ def test_fewer_deployments_after_more_removes_the_others(monkeypatch, tmp_path):
         assert [d["name"] for d in json.load(handle)["ascendfleet_deployments"]] == ["qwen"]
     with open(b.deployments_extra(2)[1][1:], encoding="utf-8") as handle:
         assert [d.get("state", "present") for d in json.load(handle)["ascendfleet_deployments"]] == ["present", "present"]
+
+
+def test_the_fleet_starts_clean_after_a_killed_bench(monkeypatch, tmp_path):
+    """A bench killed mid-run (Ctrl-C) left its hosts' Docker volumes; the next `fleet.sh up` reused
+    them, their Engines restarted the old deployments (crash-looping until the prefetch put their model
+    back) and the first deploy failed the gate on 4 hosts. `up` takes the fleet and hub down first."""
+    for key in list(os.environ):
+        if key.startswith("BENCH_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("BENCH_WORK", str(tmp_path))
+    monkeypatch.setenv("BENCH_SECTIONS", "noop")
+    monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
+    calls = []
+
+    def run(argv, **kwargs):
+        calls.append(list(argv))
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    b = bench.Bench(bench.Config())
+    monkeypatch.setattr(b, "start_hub", lambda: None)
+    b.up()
+    fleet = [c[1] for c in calls if c[0].endswith("fleet.sh")]
+    assert fleet == ["down", "up"], calls
+    hub_rm = calls.index(["docker", "rm", "-f", "-v", b.cfg.hub])
+    assert hub_rm < next(i for i, c in enumerate(calls) if c[0].endswith("fleet.sh") and c[1] == "up")
