@@ -59,7 +59,7 @@ def test_every_server_up_is_ok():
     view = [row for row in servers("up_down") if row["server"] != "sim-c:chat"]
     [entry] = gateway_status([{"gateway": "sim-gw", "servers": view}])
     assert entry["verdict"] == "ok" and entry["reasons"] == []
-    assert set(state for state, _ in states(entry).values()) == {"up"}
+    assert set(state for state, _sessions in states(entry).values()) == {"up"}
 
 
 def test_an_unreadable_gateway_from_the_modules_loop_result():
