@@ -21,5 +21,9 @@ tests/sim/fleet.sh up
 ansible-playbook playbooks/deploy-qwen.yml -i inventories/sim/hosts.yml "$@"
 # The fleet at a glance (read-only): a table here, reports/status.html for the browser.
 ansible-playbook playbooks/status.yml -i inventories/sim/hosts.yml
+# The fleet's one endpoint first (the gateway, routing by the request's "model"), then each host's own.
+echo "demo: the fleet's endpoint (gateway):"
+tests/sim/fleet.sh gateways
+echo "demo: each deployment's own endpoint:"
 tests/sim/fleet.sh endpoints
 echo "demo: status page $top/reports/status.html (re-run: ansible-playbook playbooks/status.yml -i inventories/sim/hosts.yml)"

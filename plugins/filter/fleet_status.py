@@ -27,12 +27,16 @@ def _fleet(value, name):
     return _plain(value)
 
 
-def fleet_status(records, generated_at=""):
-    """Fleet verdict from one record per host ({host, error, observed, plan})."""
+def fleet_status(records, generated_at="", gateways=None):
+    """Fleet verdict from one record per host ({host, error, observed, plan}), with each gateway's
+    pools from one record per gateway ({gateway, servers, error})."""
     if not isinstance(records, (list, tuple)):
         raise AnsibleFilterError("fleet_status: expects a list of host records, got %s" % type(records).__name__)
+    if gateways is not None and not isinstance(gateways, (list, tuple)):
+        raise AnsibleFilterError("fleet_status: gateways must be a list of gateway records, got %s" % type(gateways).__name__)
     try:
-        return evaluate(_plain(list(records)), str(generated_at or ""))
+        return evaluate(_plain(list(records)), str(generated_at or ""),
+                        gateways=None if gateways is None else _plain(list(gateways)))
     except (KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("fleet_status: a host record is malformed (%s: %s)" % (type(exc).__name__, exc))
 

@@ -23,7 +23,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy impor
 
 
 def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=None, chips=None, models=None,
-                      defaults=None, image=None, network=None):
+                      defaults=None, image=None, network=None, drain_timeout=None):
     """Resolved deployments (command, environment, image, card count) plus errors and warnings."""
     try:
         healthy = None if healthy_device_ids is None else [int(d) for d in healthy_device_ids]
@@ -38,6 +38,7 @@ def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=
             image=dict(image or {}),
             cli=_vllm_cli,
             network=dict(network or {}),
+            drain_timeout=None if drain_timeout in (None, "") else int(drain_timeout),
         )
     except (DeployError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("vllm_compose_plan: %s" % exc)

@@ -153,9 +153,10 @@ def _deployment(desired, observed, host, headless=False):
     }
 
 
-def evaluate(records, generated_at=""):
-    # type: (Sequence[Mapping[str, Any]], str) -> Dict[str, Any]
-    """The fleet status (see the module docstring) from one record per host."""
+def evaluate(records, generated_at="", gateways=None):
+    # type: (Sequence[Mapping[str, Any]], str, Optional[Sequence[Mapping[str, Any]]]) -> Dict[str, Any]
+    """The fleet status (see the module docstring) from one record per host, and with ``gateways``
+    (:func:`gateway_status` records) each gateway's pools under ``gateways``."""
     hosts = []
     for record in records:
         if isinstance(record, (list, tuple)):
@@ -243,7 +244,67 @@ def evaluate(records, generated_at=""):
     summary = {OK: 0, ATTENTION: 0, FAILED: 0}
     for host in hosts:
         summary[host["verdict"]] += 1
-    return {"generated_at": generated_at, "summary": summary, "hosts": hosts, "multinode": multinode}
+    fleet = {"generated_at": generated_at, "summary": summary, "hosts": hosts, "multinode": multinode}
+    if gateways is not None:
+        fleet["gateways"] = gateway_status(gateways)
+    return fleet
+
+
+def gateway_status(records):
+    # type: (Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]
+    """Each gateway's pools and their servers from HAProxy's runtime API.
+
+    ``records``: one per gateway, ``{"gateway": name, "servers": [...], "error": None}`` with
+    ``servers`` as module fleet_gateway_server returns them (``backend``, ``server``, ``state`` up,
+    draining, down or maint, ``sessions``, ``check``), or ``error`` (the module's failure) when the
+    gateway could not be read; the module's own results of a loop over the gateways are taken as
+    they are (``item``: the gateway; ``msg`` of a failed or unreachable one). Returns one entry per gateway, sorted by name: ``verdict`` (failed when
+    unreadable; attention when a server is not up; else ok), ``reasons`` and ``pools`` (``pool``: the
+    HAProxy backend, ``model``: the served name it routes, ``servers``).
+    """
+    out = []
+    for record in records or []:
+        name = str(record.get("gateway") or record.get("item") or "?")
+        servers = record.get("servers")
+        error = record.get("error")
+        if not error and (record.get("failed") or record.get("unreachable")):
+            error = record.get("msg") or ("unreachable" if record.get("unreachable") else "failed")
+        if error or not isinstance(servers, list):
+            out.append({"gateway": name, "verdict": FAILED, "pools": [],
+                        "reasons": ["HAProxy's runtime API could not be read: %s" % (error or "no answer")]})
+            continue
+        pools = {}  # type: Dict[str, List[Dict[str, Any]]]
+        for row in servers:
+            pools.setdefault(str(row.get("backend")), []).append({
+                "server": str(row.get("server")), "state": str(row.get("state")),
+                "sessions": row.get("sessions"), "check": row.get("check") or ""})
+        reasons = []
+        for pool in sorted(pools):
+            for row in pools[pool]:
+                if row["state"] != "up":
+                    why = " (%s)" % row["check"] if row["check"] and row["state"] == "down" else ""
+                    reasons.append("%s in %s is %s%s" % (row["server"], pool, row["state"], why))
+        out.append({
+            "gateway": name,
+            "verdict": ATTENTION if reasons else OK,
+            "reasons": reasons,
+            "pools": [{"pool": pool, "model": pool[len("model:"):] if pool.startswith("model:") else pool,
+                       "servers": sorted(pools[pool], key=lambda r: r["server"])} for pool in sorted(pools)],
+        })
+    return sorted(out, key=lambda g: g["gateway"])
+
+
+def _gateway_lines(fleet):
+    # type: (Mapping[str, Any]) -> List[str]
+    """One line per gateway pool: its servers with their state and requests in flight."""
+    lines = []
+    for gateway in fleet.get("gateways") or []:
+        if not gateway["pools"]:
+            lines.append("gateway %s: %s - %s" % (gateway["gateway"], gateway["verdict"].upper(), "; ".join(gateway["reasons"])))
+        for pool in gateway["pools"]:
+            lines.append("gateway %s pool %s: %s" % (gateway["gateway"], pool["model"], ", ".join(
+                "%s %s (%s in flight)" % (s["server"], s["state"], _num(s["sessions"], "%s")) for s in pool["servers"]) or "no server"))
+    return lines
 
 
 def _multinode(hosts):
@@ -354,6 +415,7 @@ def render_text(fleet):
     for row in [HEADERS] + rows:
         lines.append("  ".join(cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)).rstrip())
     lines += _multinode_lines(fleet)
+    lines += _gateway_lines(fleet)
     s = fleet["summary"]
     lines.append("%d host(s): %d ok, %d need attention, %d failed" % (len(fleet["hosts"]), s[OK], s[ATTENTION], s[FAILED]))
     return lines
@@ -389,6 +451,16 @@ def render_markdown(fleet):
     lines.append("")
     if fleet.get("multinode"):
         lines += ["## Multi-node deployments", ""] + ["- %s" % _md(line) for line in _multinode_lines(fleet)] + [""]
+    if fleet.get("gateways"):
+        lines += ["## Gateways", ""]
+        for gateway in fleet["gateways"]:
+            lines.append("- gateway **%s**: %s%s" % (_md(gateway["gateway"]), gateway["verdict"],
+                                                     ("; " + _md("; ".join(gateway["reasons"]))) if gateway["reasons"] else ""))
+            for pool in gateway["pools"]:
+                lines.append("  - pool %s: %s" % (_md(pool["model"]), ", ".join(
+                    "%s %s (%s in flight)" % (_md(srv["server"]), srv["state"], _num(srv["sessions"], "%s"))
+                    for srv in pool["servers"]) or "no server"))
+        lines.append("")
     for host in fleet["hosts"]:
         lines.append("## %s: %s" % (host["host"], host["verdict"]))
         lines.append("")
@@ -526,6 +598,22 @@ def render_html(fleet, title="ascendfleet.llm fleet status"):
             out.append('<li data-deployment="%s" data-verdict="%s"><span class="badge %s">%s</span> %s</li>' % (
                 esc(entry["name"]), entry["verdict"], entry["verdict"], esc(entry["verdict"].upper()), esc(line)))
         out.append("</ul>")
+    if fleet.get("gateways"):
+        out.append('<h2>Gateways</h2><table id="gateways"><thead><tr><th>Gateway</th><th>Pool (model)</th><th>Server</th>'
+                   "<th>State</th><th>In flight</th><th>Check</th></tr></thead><tbody>")
+        for gateway in fleet["gateways"]:
+            rows = [(pool, srv) for pool in gateway["pools"] for srv in pool["servers"]] or [(None, None)]
+            for pool, srv in rows:
+                if srv is None:
+                    cells = '<td colspan="5">%s</td>' % esc("; ".join(gateway["reasons"]) or "no pool")
+                else:
+                    cells = "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>" % (
+                        esc(pool["model"]), esc(srv["server"]), esc(srv["state"]), esc(_num(srv["sessions"], "%s")),
+                        esc(srv["check"] or "-"))
+                out.append('<tr class="host-%s" data-gateway="%s" data-state="%s"><td class="host"><b>%s</b></td>%s</tr>' % (
+                    gateway["verdict"], esc(gateway["gateway"]), esc(srv["state"] if srv else "unread"),
+                    esc(gateway["gateway"]), cells))
+        out.append("</tbody></table>")
     out.append('<div class="legend">Chips: <span class="chip busy"></span>busy <span class="chip idle"></span>idle '
                '<span class="chip used"></span>memory used, no process <span class="chip unhealthy"></span>unhealthy, '
                '<span class="chip idle held"></span>thick border: held by a deployment (npu_assign ledger). '

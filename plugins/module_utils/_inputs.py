@@ -104,6 +104,9 @@ RULES = {
     "vllm_compose_log_tail": {"kind": "range", "min": 0, "max": 100000, "fix": "give a number of log lines, e.g. 40"},
     "vllm_compose_lock_timeout": {"kind": "range", "min": 0, "max": YEAR,
                                   "fix": "give seconds to wait for another run's rollout lock, e.g. 60"},
+    "vllm_compose_drain_timeout": {"kind": "range", "min": 0, "max": 24 * 3600,
+                                   "fix": "give seconds vLLM lets the requests in flight finish on stop, e.g. 120 "
+                                          "(0: abort them, vLLM's default)"},
     "vllm_compose_image_pull_timeout": {"kind": "range", "min": 1, "max": YEAR, "fix": "give the pull's time-out in seconds, e.g. 3600"},
     "vllm_compose_image_pull_interval": {"kind": "range", "min": 1, "max": 3600,
                                          "fix": "give seconds between two progress reports, e.g. 10"},

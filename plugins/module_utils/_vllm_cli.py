@@ -71,6 +71,21 @@ def first_release_with(kind, name):
     return None
 
 
+def release_has(kind, name, release):
+    """Whether the vLLM of ``release`` knows ``name`` (kind: flags, ...): the release data for a release in
+    it; for a readable release not in it, whether it is the oldest release in the data that knows
+    ``name`` or later; False for an unreadable release."""
+    info = facts(release)
+    if info is not None:
+        return name in info.get(kind, ())
+    first = first_release_with(kind, name)
+    try:
+        vllm_ascend_version_key(release)
+    except VersionError:
+        return False
+    return first is not None and _key(release) >= _key(first)
+
+
 def last_release_with(kind, name, before):
     """The newest supported release older than ``before`` whose vLLM knows ``name``, or None."""
     found = None

@@ -210,6 +210,14 @@ CAUSAL_CONV1D_MODELS = (re.compile(r"qwen3\.5", re.IGNORECASE), re.compile(r"qwe
 
 GMU_WARN = 0.95
 
+# vLLM's drain on stop (vLLM PRs #34730, #36666; ../shared/field-facts.md): with --shutdown-timeout N
+# the server refuses new requests on SIGTERM and lets the requests in flight finish for up to N
+# seconds; its default 0 aborts them. Only a release whose vLLM has the flag gets it (vLLM 0.18 on,
+# read from the release data); compose must wait longer than N before it kills the container, so the
+# service's stop_grace_period is N + STOP_GRACE_MARGIN (the engine's own shutdown after the drain).
+SHUTDOWN_TIMEOUT_FLAG = "--shutdown-timeout"
+STOP_GRACE_MARGIN = 30
+
 
 class DeployError(ValueError):
     """Bad input that cannot be planned at all."""
@@ -439,6 +447,29 @@ def with_additional_config(args, key, value):
     return args
 
 
+def shutdown_timeout(cli, dep, seconds):
+    """``(timeout, stop_grace_period)`` in seconds for ``dep`` (resolved, with its image), or ``(None, None)``.
+
+    ``seconds`` (the role's vllm_compose_drain_timeout) becomes vLLM's --shutdown-timeout when the
+    image's release has the flag (``cli``: the controller-side ``_vllm_cli``; its release data
+    decides, a release between or after the known ones by the oldest release that has it); 0 or
+    None, no ``cli``, an older or unreadable release: none (vLLM's default, and compose's). A
+    --shutdown-timeout the deployment gives in extra_args is kept as given (not written twice) and
+    its value, when a number, sets the grace period.
+    """
+    given = [str(a) for a in dep.get("extra_args") or []]
+    for index, arg in enumerate(given):
+        if cli is not None and cli.flag_name(arg) == SHUTDOWN_TIMEOUT_FLAG:
+            value = arg.partition("=")[2] if "=" in arg else (given[index + 1] if index + 1 < len(given) else "")
+            return None, (int(value) + STOP_GRACE_MARGIN if value.isdigit() and int(value) > 0 else None)
+    if cli is None or not seconds or int(seconds) <= 0:
+        return None, None
+    release = cli.release_of(str(dep.get("image") or ""))
+    if not (release and cli.release_has("flags", SHUTDOWN_TIMEOUT_FLAG, release)):
+        return None, None
+    return int(seconds), int(seconds) + STOP_GRACE_MARGIN
+
+
 def command(dep):
     """The vllm command line (a list) for a resolved deployment."""
     cmd = ["vllm", "serve", container_model_path(dep["model"]),
@@ -478,6 +509,8 @@ def command(dep):
         cmd += ["--speculative-config", compilation_config_json(dep["speculative_config"])]
     if dep.get("compilation_config") not in (None, "", {}):
         cmd += ["--compilation-config", compilation_config_json(dep["compilation_config"])]
+    if dep.get("shutdown_timeout"):
+        cmd += [SHUTDOWN_TIMEOUT_FLAG, str(dep["shutdown_timeout"])]
     cmd += [str(a) for a in dep.get("extra_args") or []]
     key = flashcomm1_key(dep) if dep.get("is_vl") else None
     if key:
@@ -508,7 +541,7 @@ def _truthy_env(value):
 
 
 def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per_card_mb=None,
-         models=None, defaults=None, image=None, presets=None, cli=None, network=None):
+         models=None, defaults=None, image=None, presets=None, cli=None, network=None, drain_timeout=None):
     """Resolve and validate every deployment of one host.
 
     ``cli``: the controller-side ``_vllm_cli`` module (what each vllm-ascend release's vLLM
@@ -522,6 +555,10 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
     ``network``: for the multi-node deployments this host is a member of, ``{name: {"head_address",
     "address", "nic"}}`` (the head's address the members reach, this host's address and NIC on
     the route to its peers); without it their command and environment are left out.
+    ``drain_timeout``: seconds vLLM lets the requests in flight finish when its container stops
+    (:func:`shutdown_timeout`: --shutdown-timeout where the image's release has it, and the compose
+    service's ``stop_grace_period`` longer); each deployment gets ``shutdown_timeout`` and
+    ``stop_grace_period`` (None where not).
     Returns ``{"deployments": [...], "multinode": [...], "absent": [...], "errors": [...],
     "warnings": [...]}``: single-host deployments, then the multi-node ones this host is a member
     of (each with ``multinode``: role, ranks, members), which the caller rolls out as one unit.
@@ -666,6 +703,7 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
         _check_additional_config(dep, host, name, bool(is_vl), errors)
         dep["is_vl"] = bool(is_vl)
         dep["container_model_path"] = container_model_path(model)
+        dep["shutdown_timeout"], dep["stop_grace_period"] = shutdown_timeout(cli, dep, drain_timeout)
         if members is not None and dep["multinode"]["head_address"] is None:
             # Validated only: the caller plans it again with the network of its members.
             dep["command"], dep["environment"] = [], {}

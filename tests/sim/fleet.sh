@@ -7,6 +7,7 @@
 #   fleet.sh down       remove the hosts, the hub, their volumes and the network (images stay)
 #   fleet.sh status     hosts, profiles, addresses and health
 #   fleet.sh endpoints  the OpenAI endpoints of the stand-in vLLM deployments on the hosts
+#   fleet.sh gateways   the fleet's one endpoint: each gateway's URL (group ascendfleet_gateways)
 # Env: ASCENDFLEET_SIM_INVENTORY (default inventories/sim/hosts.yml),
 #      ASCENDFLEET_SIM_WAIT (seconds to wait for each host's dockerd, default 120),
 #      ASCENDFLEET_SIM_NETWORK (default ascendfleet-sim), ASCENDFLEET_SIM_HUB=0 (no hub),
@@ -51,7 +52,8 @@ need_docker() {
   docker info >/dev/null 2>&1 || die "Docker is not answering (docker info failed): run 'make docker'"
 }
 
-# "name profile" lines for the hosts of group ascend_servers in the inventory.
+# "name profile" lines for the hosts of groups ascend_servers and ascendfleet_gateways (the
+# gateway is a sim host too) in the inventory.
 inventory_hosts() {
   [ -f "$inventory" ] || die "inventory $inventory does not exist"
   command -v ansible-inventory >/dev/null 2>&1 \
@@ -63,11 +65,24 @@ hosts = inv.get("ascend_servers", {}).get("hosts", [])
 if not hosts:
     sys.exit("fleet: the inventory has no hosts in group ascend_servers")
 hv = inv.get("_meta", {}).get("hostvars", {})
+hosts += [h for h in inv.get("ascendfleet_gateways", {}).get("hosts", []) if h not in hosts]
 for h in hosts:
     p = hv.get(h, {}).get("ascendfleet_sim_profile")
     if not p:
         sys.exit("fleet: host %s has no ascendfleet_sim_profile host var (name of tests/sim/profiles/<name>.json)" % h)
     print(h, p)
+'
+}
+
+# "name port" lines for the gateways (group ascendfleet_gateways; port: fleet_gateway_port, else
+# the role's default 8080).
+gateway_hosts() {
+  ANSIBLE_INVENTORY_ENABLED=yaml ansible-inventory -i "$inventory" --list 2>/dev/null | python3 -c '
+import json, sys
+inv = json.load(sys.stdin)
+hv = inv.get("_meta", {}).get("hostvars", {})
+for h in inv.get("ascendfleet_gateways", {}).get("hosts", []):
+    print(h, hv.get(h, {}).get("fleet_gateway_port", 8080))
 '
 }
 
@@ -298,10 +313,21 @@ cmd_endpoints() {
   [ "$found" = 1 ] || say "no stand-in vLLM deployments found on the sim hosts (deploy with: make demo)"
 }
 
+cmd_gateways() {
+  need_docker
+  local name port ip
+  while read -r name port; do
+    running "$name" || { say "gateway $name is not running (make sim-up)"; continue; }
+    ip=$(docker inspect -f "{{with index .NetworkSettings.Networks \"$network\"}}{{.IPAddress}}{{end}}" "$name")
+    python3 "$here/fleet_endpoints.py" --host "$name" --address "$ip" --gateway-port "$port" </dev/null || true
+  done < <(gateway_hosts)
+}
+
 case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
   endpoints) cmd_endpoints ;;
-  *) echo "usage: $0 up|down|status|endpoints" >&2; exit 2 ;;
+  gateways) cmd_gateways ;;
+  *) echo "usage: $0 up|down|status|endpoints|gateways" >&2; exit 2 ;;
 esac

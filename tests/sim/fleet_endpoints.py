@@ -82,22 +82,41 @@ def served_models(url, api_key, timeout=3):
         return [], str(exc)
 
 
+def curl_lines(url, model, api_key=None):
+    auth = " -H 'Authorization: Bearer %s'" % api_key if api_key else ""
+    return ["    curl -s %s/chat/completions -H 'Content-Type: application/json'%s \\" % (url, auth),
+            "      -d '{\"model\": \"%s\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'" % model]
+
+
+def gateway_lines(host, address, port, models, err=None):
+    """What ``fleet.sh gateways`` prints for one gateway: its URL first, the models it routes, a curl line."""
+    url = "http://%s:%d/v1" % (address, port)
+    return (["%s  %s  (the gateway: one URL for every model, routed by the request's \"model\")" % (host, url),
+             "    models: %s" % (", ".join(models) if models else "not answering yet (%s)" % err)]
+            + curl_lines(url, models[0] if models else "MODEL"))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--host", required=True, help="sim host (inventory) name")
     ap.add_argument("--address", required=True, help="its IP on the ascendfleet-sim network")
+    ap.add_argument("--gateway-port", type=int, default=None,
+                    help="the host is a gateway (group ascendfleet_gateways) listening on this port: print its URL")
     args = ap.parse_args(argv)
+    if args.gateway_port:
+        url = "http://%s:%d/v1" % (args.address, args.gateway_port)
+        models, err = served_models(url, None)
+        print("\n".join(gateway_lines(args.host, args.address, args.gateway_port, models, err)))
+        return 0 if models else 1
     text = sys.stdin.read().strip()
     containers = json.loads(text) if text else []
     eps = endpoints(containers, args.address)
     for ep in eps:
         models, err = served_models(ep["url"], ep["api_key"])
         model = models[0] if models else "MODEL"
-        auth = " -H 'Authorization: Bearer %s'" % ep["api_key"] if ep["api_key"] else ""
         print("%s  %s  (compose project %s, container %s)" % (args.host, ep["url"], ep["project"], ep["container"]))
         print("    models: %s" % (", ".join(models) if models else "not answering yet (%s)" % err))
-        print("    curl -s %s/chat/completions -H 'Content-Type: application/json'%s \\" % (ep["url"], auth))
-        print("      -d '{\"model\": \"%s\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'" % model)
+        print("\n".join(curl_lines(ep["url"], model, ep["api_key"])))
     return 0 if eps else 1
 
 

@@ -144,3 +144,69 @@ def test_fleet_up_is_idempotent_and_down_leaves_nothing(tmp_path):
     assert _inspect("volume", "ascendfleet-sim-%s-docker" % name) is None
     assert _inspect("network", network) is None
     assert _run(fleet, "down", env=env).returncode == 0
+
+
+# --------------------------------------------------------------------------- the gateway (issue 31)
+
+SIM_INVENTORY = os.path.join(HERE, "..", "..", "inventories", "sim", "hosts.yml")
+
+
+def test_gateway_lines_url_first_then_models_and_a_call(capsys, monkeypatch):
+    assert fleet_endpoints.gateway_lines("sim-gateway", "172.30.0.9", 8080, ["Qwen", "chat"]) == [
+        "sim-gateway  http://172.30.0.9:8080/v1  (the gateway: one URL for every model, routed by the request's \"model\")",
+        "    models: Qwen, chat",
+        "    curl -s http://172.30.0.9:8080/v1/chat/completions -H 'Content-Type: application/json' \\",
+        "      -d '{\"model\": \"Qwen\", \"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'",
+    ]
+    # main asks the gateway's /v1/models (bounded: 3 s) and exits 1 while it does not answer.
+    asked = []
+    monkeypatch.setattr(fleet_endpoints, "served_models", lambda url, key: (asked.append(url), ([], "refused"))[1])
+    assert fleet_endpoints.main(["--host", "sim-gateway", "--address", "172.30.0.9", "--gateway-port", "8080"]) == 1
+    assert asked == ["http://172.30.0.9:8080/v1"]
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        "sim-gateway  http://172.30.0.9:8080/v1  (the gateway: one URL for every model, routed by the request's \"model\")",
+        "    models: not answering yet (refused)"]
+
+
+def _fleet_function(name, inventory):
+    """Run one function of fleet.sh (its text, as written there) against an inventory."""
+    script = open(os.path.join(HERE, "fleet.sh"), encoding="utf-8").read()
+    start = script.index("\n%s() {" % name) + 1
+    body = script[start:script.index("\n}\n", start) + 3]
+    proc = subprocess.run(["bash", "-c", 'die() { echo "$*" >&2; exit 1; }\ninventory=%s\n%s\n%s' % (inventory, body, name)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_the_sim_inventory_has_a_gateway_that_fleet_sh_starts_and_prints():
+    hosts = _fleet_function("inventory_hosts", SIM_INVENTORY)
+    assert hosts[-1] == "sim-gateway idle-910b3"
+    assert "sim-910b2-seed seed-910b2" in hosts
+    assert _fleet_function("gateway_hosts", SIM_INVENTORY) == ["sim-gateway 8080"]
+
+
+def test_demo_prints_the_gateway_url_before_each_hosts_endpoints(tmp_path):
+    """scripts/demo.sh run in a copy of the tree whose fleet.sh and ansible-playbook only say what was asked."""
+    top = tmp_path / "tree"
+    for path in ("scripts", "tests/sim", "inventories/sim", "playbooks"):
+        (top / path).mkdir(parents=True)
+    for role in ("npu_verify", "model_prefetch", "vllm_compose"):
+        (top / "roles" / role / "tasks").mkdir(parents=True)
+        (top / "roles" / role / "tasks" / "main.yml").write_text("---\n")
+    (top / "inventories/sim/hosts.yml").write_text("---\n")
+    (top / "playbooks/deploy_qwen.yml").write_text("---\n")
+    demo = open(os.path.join(HERE, "..", "..", "scripts", "demo.sh"), encoding="utf-8").read()
+    (top / "scripts/demo.sh").write_text(demo)
+    (top / "tests/sim/fleet.sh").write_text("#!/bin/sh\necho \"fleet.sh $1\"\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ansible-playbook").write_text("#!/bin/sh\necho \"ansible-playbook $1\"\n")
+    for stub in (top / "tests/sim/fleet.sh", bin_dir / "ansible-playbook"):
+        stub.chmod(0o755)
+    proc = subprocess.run(["bash", str(top / "scripts/demo.sh")], capture_output=True, text=True, timeout=60, check=False,
+                          env=dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"])))
+    assert proc.returncode == 0, proc.stderr
+    calls = [line for line in proc.stdout.splitlines() if line.startswith(("fleet.sh", "ansible-playbook"))]
+    assert calls == ["fleet.sh up", "ansible-playbook playbooks/deploy-qwen.yml", "ansible-playbook playbooks/status.yml",
+                     "fleet.sh gateways", "fleet.sh endpoints"]

@@ -811,3 +811,70 @@ def test_hang_file_holds_requests_while_health_answers(host, start, tmp_path):
     while 'vllm:num_requests_waiting{engine="0",model_name="Qwen/Qwen3-0.6B"} 0.0' not in server.request("/metrics")[1]:
         assert time.monotonic() < deadline, "the held request still waits 3 s after the recovery"
         time.sleep(0.1)
+
+
+# --------------------------------------------------------------------------- --shutdown-timeout (vLLM 0.18 on)
+# cli_lists.json (recorded from each release's vLLM): 0.17.0rc1's serve has no --shutdown-timeout,
+# 0.18.0rc1's has it. With it, a stop refuses new requests and lets those in flight finish.
+
+DRAIN_MODEL = ["Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2"]
+
+
+def test_shutdown_timeout_is_refused_by_a_release_without_it(host):
+    rc, out = refuse(host, DRAIN_MODEL + ["--shutdown-timeout", "30"], env={"ASCENDFLEET_SIM_VLLM_VERSION": "0.17.0rc1"})
+    assert rc == 2
+    assert "vllm: error: unrecognized arguments: --shutdown-timeout" in out
+
+
+def _chat_in_background(server):
+    """Send one chat completion in a thread; its (status, text) or the exception lands in the list."""
+    out = []
+
+    def send():
+        try:
+            out.append(server.request("/v1/chat/completions", chat("drain me", model="Qwen/Qwen3-0.6B"))[:2])
+        except Exception as exc:  # pylint: disable=broad-exception-caught - the aborted request's error is the result
+            out.append(exc)
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread, out
+
+
+def _wait_running(server, count=1, limit=5):
+    deadline = time.time() + limit
+    while time.time() < deadline:
+        if metric(server.request("/metrics")[1], "vllm:num_requests_running")[1] >= count:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_stop_with_shutdown_timeout_finishes_the_requests_in_flight(host, start):
+    server = start(DRAIN_MODEL + ["--shutdown-timeout", "10"],
+                   {"ASCENDFLEET_SIM_VLLM_VERSION": "0.18.0rc1", "ASCENDFLEET_SIM_RESPONSE_SECONDS": "2"})
+    thread, out = _chat_in_background(server)
+    assert _wait_running(server)
+    server.proc.send_signal(signal.SIGTERM)
+    deadline = time.time() + 5
+    while "rejecting new requests" not in server.log() and time.time() < deadline:
+        time.sleep(0.05)
+    # New requests are refused while the one in flight finishes.
+    status, body = server.json("/v1/chat/completions", chat("too late", model="Qwen/Qwen3-0.6B"))
+    assert status == 503 and body["error"]["message"] == "The server is shutting down."
+    thread.join(10)
+    assert out and not isinstance(out[0], Exception), out
+    assert out[0][0] == 200 and json.loads(out[0][1])["choices"][0]["finish_reason"] in ("stop", "length")
+    assert server.proc.wait(10) == 0
+    server.reader.join(5)
+    assert "All in-flight requests finished." in server.log()
+
+
+def test_stop_without_shutdown_timeout_aborts_the_requests_in_flight(host, start):
+    server = start(DRAIN_MODEL, {"ASCENDFLEET_SIM_VLLM_VERSION": "0.18.0rc1", "ASCENDFLEET_SIM_RESPONSE_SECONDS": "3"})
+    thread, out = _chat_in_background(server)
+    assert _wait_running(server)
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(5) == 0
+    thread.join(10)
+    # vLLM's default (--shutdown-timeout 0): the request in flight gets no answer.
+    assert out and isinstance(out[0], Exception), out

@@ -32,5 +32,12 @@ def test_status_entry_points_are_read_only():
     report = yaml.safe_load((TASKS / "status_report.yml").read_text())
     # the reports go through the collection's one writer (on the control node, in check mode too,
     # never a change: tests/unit/plugins/action/test_fleet_report.py)
-    assert modules(report) == ["ansible.builtin.set_fact", "ansible.builtin.debug", "ascendfleet.llm.fleet_report"]
-    assert sorted(report[2]["ascendfleet.llm.fleet_report"]["files"]) == ["status.html", "status.json", "status.md"]
+    # Behind gateways, fleet_gateway's read-only entry point first (each gateway's pools).
+    assert modules(report) == ["ansible.builtin.include_role", "ansible.builtin.set_fact", "ansible.builtin.debug",
+                               "ascendfleet.llm.fleet_report"]
+    assert report[0]["ansible.builtin.include_role"]["tasks_from"] == "status"
+    assert sorted(report[3]["ascendfleet.llm.fleet_report"]["files"]) == ["status.html", "status.json", "status.md"]
+    gateway = yaml.safe_load((ROOT / "roles" / "fleet_gateway" / "tasks" / "status.yml").read_text())
+    assert modules(gateway) == ["ascendfleet.llm.fleet_gateway_server", "ansible.builtin.set_fact"]
+    # no state: the module only reads
+    assert "state" not in gateway[0]["ascendfleet.llm.fleet_gateway_server"] and gateway[0]["check_mode"] is False

@@ -211,6 +211,9 @@ def build_parser():
     serve.add_argument("--enable-log-requests", action="store_true")
     serve.add_argument("--disable-log-stats", action="store_true")
     serve.add_argument("--max-log-len", type=int, default=None)
+    # vLLM 0.18 on (PRs #34730, #36666): on SIGTERM refuse new requests and let those in flight finish
+    # for up to N seconds; 0 (the default) aborts them. A release without it refuses the flag (main()).
+    serve.add_argument("--shutdown-timeout", type=int, default=0)
     # Model
     serve.add_argument("--served-model-name", nargs="+", default=None)
     serve.add_argument("--tokenizer", default=None)
@@ -1019,6 +1022,24 @@ class Server:
         self.hang_file = os.environ.get("ASCENDFLEET_SIM_HANG_FILE", HANG_FILE_DEFAULT)
         self.metrics = Metrics()
         self.created = int(time.time())
+        # Requests being answered (every POST), and whether a stop with --shutdown-timeout is draining them.
+        self.inflight = 0
+        self.inflight_lock = threading.Lock()
+        self.draining = False
+
+    def drain(self, timeout):
+        """On stop with --shutdown-timeout: refuse new requests, wait (bounded) for those in flight."""
+        self.draining = True
+        log("INFO", "launcher.py:112", "Shutdown requested: rejecting new requests, waiting up to %d s for %d "
+            "in-flight request(s)" % (timeout, self.inflight))
+        deadline = time.monotonic() + timeout
+        while self.inflight and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.inflight:
+            log("WARNING", "launcher.py:121", "Shutdown timeout of %d s reached: aborting %d in-flight request(s)"
+                % (timeout, self.inflight))
+        else:
+            log("INFO", "launcher.py:118", "All in-flight requests finished.")
 
     # -- chat -------------------------------------------------------------
     def chat(self, req):
@@ -1207,6 +1228,15 @@ def make_handler(server):
                 self.reply(404, {"detail": "Not Found"})
 
         def do_POST(self):
+            with server.inflight_lock:
+                server.inflight += 1
+            try:
+                self.post()
+            finally:
+                with server.inflight_lock:
+                    server.inflight -= 1
+
+        def post(self):
             path = self.path.split("?", 1)[0]
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
@@ -1217,6 +1247,9 @@ def make_handler(server):
                 return
             if not server.healthy:
                 self.reply(503, ApiError(503, "EngineCore is not ready.", "ServiceUnavailableError").body())
+                return
+            if server.draining:
+                self.reply(503, ApiError(503, "The server is shutting down.", "ServiceUnavailableError").body())
                 return
             server.wait_while_hung()
             if path == "/v1/completions":
@@ -1394,6 +1427,8 @@ def serve(args):
         log("ERROR", "core.py:1040", "EngineCore is not responding (ASCENDFLEET_SIM_NEVER_HEALTHY is set: this broken image "
             "answers /health with 503 forever).")
     stop.wait()
+    if args.shutdown_timeout > 0:
+        server.drain(args.shutdown_timeout)
     uvicorn_log("Shutting down")
     httpd.shutdown()
     httpd.server_close()

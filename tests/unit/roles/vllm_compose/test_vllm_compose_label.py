@@ -40,9 +40,9 @@ DEP = {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "revision": "master", "port"
        "command": ["vllm", "serve", "/root/.cache/modelscope/hub/models/Qwen/Qwen3.5-27B"]}
 
 
-def render(api_key):
+def render(api_key, **dep):
     settings = {"ansible_managed": "Ansible managed", "vllm_compose_api_key": api_key,
-                "__vllm_compose_device_ids": [4, 5], "__vllm_compose_dep": DEP}
+                "__vllm_compose_device_ids": [4, 5], "__vllm_compose_dep": dict(DEP, **dep)}
     return subprocess.run([sys.executable, "-c", RENDER, str(ROOT), json.dumps(settings)], check=True,
                           capture_output=True, text=True).stdout
 
@@ -65,3 +65,12 @@ def test_without_a_key_no_env_file():
     service = yaml.safe_load(render(""))["services"]["vllm-ascend"]
     assert "env_file" not in service
     assert service["labels"] == {"io.ascendfleet.llm.deployment": "qwen", "io.ascendfleet.llm.model": "Qwen/Qwen3.5-27B@master"}
+
+
+def test_stop_grace_period_only_where_vllm_drains():
+    # The planner sets stop_grace_period (--shutdown-timeout + 30 s) on releases with the flag
+    # (test__vllm_deploy_shutdown.py); compose must then wait that long before it kills vLLM.
+    service = yaml.safe_load(render("", shutdown_timeout=120, stop_grace_period=150))["services"]["vllm-ascend"]
+    assert service["stop_grace_period"] == "150s"
+    for dep in ({}, {"shutdown_timeout": None, "stop_grace_period": None}):
+        assert "stop_grace_period" not in yaml.safe_load(render("", **dep))["services"]["vllm-ascend"]
