@@ -138,7 +138,8 @@ def container_problem(container, baseline=None, fresh=True):
 
     ``baseline`` is the same container as the gate first saw it. ``fresh``: the change created,
     recreated or started the container, which resets Docker's restart count, so any restart
-    is a crash since the change; otherwise restarts count from the baseline.
+    is a crash since the change; otherwise restarts count from the baseline (without one, this
+    look is the first: its restarts are from before the change).
     """
     if container is None:
         return "no container of the deployment exists (compose did not create it, or it was removed)"
@@ -157,7 +158,14 @@ def container_problem(container, baseline=None, fresh=True):
         return "the container is in state %s, not running" % state
     if baseline is not None and baseline.get("full_id") and container.get("full_id") != baseline.get("full_id"):
         return "the container was replaced by another one (%s) since the gate began" % (container.get("full_id") or "?")[:12]
-    since = int(baseline.get("restarts") or 0) if (baseline is not None and not fresh) else 0
+    if fresh:
+        since = 0
+    elif baseline is not None:
+        since = int(baseline.get("restarts") or 0)
+    else:
+        # The gate's first look at a container the change left running is its own baseline: its
+        # restarts are from before the change (a crash-loop the run has since repaired).
+        since = restarts
     if restarts > since:
         return "the container crashed and was restarted %d time(s) since the change" % (restarts - since)
     if baseline is not None and baseline.get("started_at") and container.get("started_at") != baseline.get("started_at"):

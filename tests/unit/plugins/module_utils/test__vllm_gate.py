@@ -169,6 +169,16 @@ def test_not_fresh_counts_restarts_from_the_baseline():
         "the container crashed and was restarted 1 time(s)")
 
 
+def test_not_fresh_first_look_is_its_own_baseline():
+    """vllm_gate judges its first look without a baseline. A container the change left running (compose
+    up changed nothing) that Docker had restarted 3 times before the run - a crash-loop whose cause the
+    run repaired (the model put back) - used to fail there: 'restarted 3 time(s) since the change'; its
+    restore failed the same way (sim: molecule vllm_compose_health_gate)."""
+    assert container_problem(running(crash_looping(), restarts=3), None, fresh=False) is None
+    assert container_problem(running(crash_looping(), restarts=3), None, fresh=True) == (
+        "the container crashed and was restarted 3 time(s) since the change")
+
+
 def test_replaced_or_restarted_during_the_gate_fails():
     base = running(crash_looping())
     assert container_problem(running(crash_looping(), cid="f" * 64), base).startswith(
