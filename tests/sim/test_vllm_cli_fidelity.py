@@ -12,6 +12,7 @@ import ast
 import hashlib
 import json
 import pathlib
+import subprocess
 
 import pytest
 
@@ -68,3 +69,13 @@ def test_no_hf_token_is_a_static_misreading_the_stand_in_does_not_take():
         assert "--hf-token" in lists["flags"]
         assert "--no-hf-token" not in lists["flags"], release
     assert "--no-hf-token" in SIM_LISTS["0.26.0rc1"]["flags_static"]
+
+
+def test_the_stand_in_image_exists_under_every_release_of_the_data():
+    """`ascendfleet_image_version: <any release>` finds its 910B images (vX, vX-openeuler) on the sim."""
+    listed = subprocess.run([str(HERE / "vllm" / "build.sh"), "--list"], capture_output=True, text=True, check=True,
+                            timeout=30).stdout.split()
+    tags = [ref.rpartition(":")[2] for ref in listed]
+    missing = [release + os_ for release in sorted(RELEASES) for os_ in ("", "-openeuler") if release + os_ not in tags]
+    assert missing == []
+    assert {tag.split("-")[0] for tag in tags} == set(RELEASES)

@@ -103,7 +103,18 @@ def test_build_lists_the_agreed_tags():
     expected = ["quay.io/ascend/vllm-ascend:%s%s" % (v, f) for v in versions for f in flavours]
     expected += ["quay.io/ascend/vllm-ascend:v0.18.0rc1-broken-openeuler", "quay.io/ascend/vllm-ascend:v0.18.0rc1-broken",
                  "quay.io/ascend/vllm-ascend:v0.18.0rc1-crash"]
+    # then vX and vX-openeuler of every other release the stand-in has lists for (cli_lists.json), oldest first
+    others = ["v0.18.0", "v0.19.1rc1", "v0.20.2rc1", "v0.21.0rc1", "v0.22.1rc1", "v0.23.0", "v0.23.0rc1", "v0.24.0rc1",
+              "v0.25.1rc1", "v0.26.0rc1"]
+    expected += ["quay.io/ascend/vllm-ascend:%s%s" % (v, f) for v in others for f in ("", "-openeuler")]
     assert out == expected
+
+
+def test_build_refuses_a_release_without_lists():
+    proc = subprocess.run([str(BUILD), "v0.30.0-openeuler"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1
+    assert ("tag 'v0.30.0-openeuler': the stand-in has no flag lists for release v0.30.0 (cli_lists.json; "
+            "gen_cli_lists.py adds one).") in proc.stderr
 
 
 @pytest.mark.parametrize("tag", ["latest", "v0.17.0rc1-a5", "v0.17.0rc1-openeuler-a3", "0.17.0rc1"])
