@@ -110,11 +110,15 @@ def test_build_lists_the_agreed_tags():
     assert out == expected
 
 
-def test_build_refuses_a_release_without_lists():
-    proc = subprocess.run([str(BUILD), "v0.30.0-openeuler"], capture_output=True, text=True, timeout=30)
+def test_build_notes_a_release_without_lists():
+    """A tag newer than the data (the collection warns about it) is built; the stand-in checks only what it models."""
+    proc = subprocess.run([str(BUILD), "v0.30.0-openeuler"], capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, SIMVLLM_BASE_IMAGE="simvllm-pytest/no-such-base:latest"))
     assert proc.returncode == 1
-    assert ("tag 'v0.30.0-openeuler': the stand-in has no flag lists for release v0.30.0 (cli_lists.json; "
-            "gen_cli_lists.py adds one).") in proc.stderr
+    assert ("build.sh: note: tag 'v0.30.0-openeuler': no flag lists for release v0.30.0 (cli_lists.json); its stand-in "
+            "checks only the flags it models.") in proc.stderr
+    assert ("base image simvllm-pytest/no-such-base:latest is missing" in proc.stderr
+            or "Docker is not reachable" in proc.stderr)  # it stops there: nothing is built by this test
 
 
 @pytest.mark.parametrize("tag", ["latest", "v0.17.0rc1-a5", "v0.17.0rc1-openeuler-a3", "0.17.0rc1"])
