@@ -1,13 +1,18 @@
-"""Fidelity: the stand-in vllm's own lists (tests/sim/vllm/cli_lists.json, gen_cli_lists.py, regex scan)
-equal the product's generated data (plugins/module_utils/_vllm_cli_data.py, ast scan) for every release; the
-flags equal the ast scan recorded in scripts/releases/inputs/<release>.json (the data may take argparse's).
+"""Fidelity: the stand-in vllm's own lists (tests/sim/vllm/cli_lists.json, gen_cli_lists.py) equal the product's
+generated data (plugins/module_utils/_vllm_cli_data.py) for every release.
 
-The two are generated independently from the same vLLM wheels; neither reads the other. A test may
-read both: this is where they are compared, so neither can drift alone.
+The flags the stand-in enforces ("flags") are `vllm serve`'s parser as vLLM builds it (the recordings under
+scripts/releases/inputs/argparse/, by file name and sha256): they must equal the product's flags exactly, so a
+name one half accepts and the other refuses (the regex scan's --no-hf-token of vLLM >= 0.21) fails here. The
+stand-in's static regex scan ("flags_static") is compared with the product's static ast scan recorded in
+scripts/releases/inputs/<release>.json (two independent readings of the wheel); parsers and cudagraph modes
+with the data. Neither half reads the other; a test may read both: this is where they are compared.
 """
 import ast
+import hashlib
 import json
 import pathlib
+import subprocess
 
 import pytest
 
@@ -40,9 +45,37 @@ def test_same_lists(release):
     assert sim["reasoning_parsers"] == product["reasoning_parsers"]
     assert sim["tool_call_parsers"] == product["tool_call_parsers"]
     assert sim["cudagraph_modes"] == product["cudagraph_modes"]
-    # Flags: the product's data takes `vllm serve`'s parser as vLLM builds it where recorded (flags_source
-    # "argparse: ..."), which settles names both static readings get wrong (--no-hf-token of vLLM >= 0.21: see
-    # STATIC_MISREADINGS of scripts/gen-vllm-cli-data.py). The regex scan is compared with the other static
-    # reading, the ast scan recorded in the release's input.
     static = json.loads((STATIC_INPUTS / ("%s.json" % release)).read_text())["flags"]
-    assert sim["flags"] == sorted(f for f in static if f.startswith("--"))
+    assert sim["flags_static"] == sorted(f for f in static if f.startswith("--"))
+
+
+@pytest.mark.parametrize("release", sorted(RELEASES))
+def test_the_stand_in_enforces_the_flags_of_the_releases_parser(release):
+    """Every long option the product accepts for the release, and no other (its data takes argparse's answer)."""
+    product, sim = RELEASES[release], SIM_LISTS[release[1:]]
+    product_flags = sorted(f for f in product["flags"] if f.startswith("--") and f != "--help")
+    assert sorted(set(sim["flags"]) - set(product_flags)) == [], "the stand-in accepts what %s refuses" % release
+    assert sorted(set(product_flags) - set(sim["flags"])) == [], "the stand-in refuses what %s accepts" % release
+    assert sim["flags"] == product_flags
+    recording = STATIC_INPUTS / "argparse" / sim["flags_from"]["file"]
+    assert sim["flags_from"]["file"] == "vllm-%s.json" % product["vllm_version"]
+    assert sim["flags_from"]["sha256"] == hashlib.sha256(recording.read_bytes()).hexdigest(), \
+        "%s was recorded again: re-run tests/sim/vllm/gen_cli_lists.py --flags scripts/releases/inputs/argparse" % recording
+
+
+def test_no_hf_token_is_a_static_misreading_the_stand_in_does_not_take():
+    """vLLM >= 0.21 builds --hf-token as a value option (bool | str | None): no --no-hf-token (recorded argparse)."""
+    for release, lists in SIM_LISTS.items():
+        assert "--hf-token" in lists["flags"]
+        assert "--no-hf-token" not in lists["flags"], release
+    assert "--no-hf-token" in SIM_LISTS["0.26.0rc1"]["flags_static"]
+
+
+def test_the_stand_in_image_exists_under_every_release_of_the_data():
+    """`ascendfleet_image_version: <any release>` finds its 910B images (vX, vX-openeuler) on the sim."""
+    listed = subprocess.run([str(HERE / "vllm" / "build.sh"), "--list"], capture_output=True, text=True, check=True,
+                            timeout=30).stdout.split()
+    tags = [ref.rpartition(":")[2] for ref in listed]
+    missing = [release + os_ for release in sorted(RELEASES) for os_ in ("", "-openeuler") if release + os_ not in tags]
+    assert missing == []
+    assert {tag.split("-")[0] for tag in tags} == set(RELEASES)

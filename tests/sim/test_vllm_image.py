@@ -103,7 +103,22 @@ def test_build_lists_the_agreed_tags():
     expected = ["quay.io/ascend/vllm-ascend:%s%s" % (v, f) for v in versions for f in flavours]
     expected += ["quay.io/ascend/vllm-ascend:v0.18.0rc1-broken-openeuler", "quay.io/ascend/vllm-ascend:v0.18.0rc1-broken",
                  "quay.io/ascend/vllm-ascend:v0.18.0rc1-crash"]
+    # then vX and vX-openeuler of every other release the stand-in has lists for (cli_lists.json), oldest first
+    others = ["v0.18.0", "v0.19.1rc1", "v0.20.2rc1", "v0.21.0rc1", "v0.22.1rc1", "v0.23.0", "v0.23.0rc1", "v0.24.0rc1",
+              "v0.25.1rc1", "v0.26.0rc1"]
+    expected += ["quay.io/ascend/vllm-ascend:%s%s" % (v, f) for v in others for f in ("", "-openeuler")]
     assert out == expected
+
+
+def test_build_notes_a_release_without_lists():
+    """A tag newer than the data (the collection warns about it) is built; the stand-in checks only what it models."""
+    proc = subprocess.run([str(BUILD), "v0.30.0-openeuler"], capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, SIMVLLM_BASE_IMAGE="simvllm-pytest/no-such-base:latest"))
+    assert proc.returncode == 1
+    assert ("build.sh: note: tag 'v0.30.0-openeuler': no flag lists for release v0.30.0 (cli_lists.json); its stand-in "
+            "checks only the flags it models.") in proc.stderr
+    assert ("base image simvllm-pytest/no-such-base:latest is missing" in proc.stderr
+            or "Docker is not reachable" in proc.stderr)  # it stops there: nothing is built by this test
 
 
 @pytest.mark.parametrize("tag", ["latest", "v0.17.0rc1-a5", "v0.17.0rc1-openeuler-a3", "0.17.0rc1"])

@@ -765,6 +765,25 @@ def test_flag_the_release_does_not_have_is_refused_even_if_modelled(host):
     assert "unrecognized arguments: --disable-log-requests" in out
 
 
+@pytest.mark.parametrize("release", ["0.21.0rc1", "0.26.0rc1"])
+def test_no_hf_token_is_refused_where_the_parser_never_built_it(host, release):
+    """vLLM >= 0.21's --hf-token takes an optional value (no --no-hf-token), as its own argparse builds it."""
+    rc, out = refuse(host, ["Qwen/Qwen3.5-27B", "--no-hf-token"], env={"ASCENDFLEET_SIM_VLLM_VERSION": release})
+    assert rc == 2
+    assert "unrecognized arguments: --no-hf-token" in out
+
+
+def test_the_seed_command_of_the_newest_release_starts(host, start):
+    """The seed's command as the role writes it for v0.26.0rc1 (FlashComm v1 off through --additional-config from
+    v0.23.0, MTP speculative config), on that release's own lists."""
+    server = start(["Qwen/Qwen3.5-27B"] + SEED_FLAGS + [
+        "--no-enable-prefix-caching", "--speculative-config",
+        '{"method":"qwen3_5_mtp","num_speculative_tokens":3,"enforce_eager":true}',
+        "--additional-config", '{"enable_flashcomm1":false}'],
+        {"ASCENDFLEET_SIM_VLLM_VERSION": "0.26.0rc1", "ASCENDFLEET_SIM_STARTUP_SECONDS": "0"})
+    assert server.request("/health")[0] == 200
+
+
 def test_reasoning_parser_of_a_later_release_is_refused(host):
     sim = json.loads((SIM.parent / "cli_lists.json").read_text())
     later = sorted(set(sim["0.23.0"]["reasoning_parsers"]) - set(sim["0.17.0rc1"]["reasoning_parsers"]))[0]

@@ -4,13 +4,23 @@
 Test infrastructure only. Writes tests/sim/vllm/cli_lists.json, which the stand-in `vllm`
 (vllm_sim.py) reads in the image to refuse unknown flags and parsers as the real one does.
 
-Deliberately independent of the product's generator (scripts/gen-vllm-cli-data.py) and its data:
-this one scans the text of the same vLLM wheels with regular expressions (no ast), so the fidelity
-test tests/sim/test_vllm_cli_fidelity.py catches a mistake in either half. The vLLM version each
+Deliberately independent of the product's generator (scripts/gen-vllm-cli-data.py) and its data
+(never imported): the parsers and cudagraph modes come from a scan of the text of the vLLM wheels with
+regular expressions (no ast); the flags ("flags") are the option strings of `vllm serve`'s parser as
+vLLM itself builds it, read from a recording of that parser (one JSON per vLLM version with an
+"options" map, as scripts/releases/record-argparse.py writes them under scripts/releases/inputs/argparse/:
+the upstream fact, not the product's reading of it), with the recording's file name and sha256 kept
+next to them. A static reading of the source cannot settle every name: the regex scan's flags, kept as
+"flags_static", say `--no-hf-token` for vLLM >= 0.21, which argparse never builds (ModelConfig.hf_token
+is `bool | str | None`: a value option). The fidelity test tests/sim/test_vllm_cli_fidelity.py
+compares both with the product's data, so a mistake in either half shows. The vLLM version each
 vllm-ascend release is built on is written below by the sim's maintainer from the release's
 Dockerfile (ARG VLLM_TAG); the fidelity test compares it with the product's provenance too.
 
-    tests/sim/vllm/gen_cli_lists.py WHEEL_DIR     (wheels: pip download vllm==X --no-deps --only-binary=:all:)
+    tests/sim/vllm/gen_cli_lists.py WHEEL_DIR ARGPARSE_DIR   everything (wheels: pip download vllm==X
+                                                              --no-deps --only-binary=:all:)
+    tests/sim/vllm/gen_cli_lists.py --flags ARGPARSE_DIR     only the flags, from the parser recordings
+                                                              (the wheel-scanned facts are kept; offline)
 """
 import hashlib
 import json
@@ -136,18 +146,48 @@ def scan(wheel):
             "cudagraph_modes": modes}
 
 
+def parser_flags(argparse_dir, vllm, wheel_name):
+    """The long options of `vllm serve`'s parser as recorded for ``vllm`` (``--no-*`` forms included), and
+    where they come from; the recording must be of the same wheel."""
+    path = pathlib.Path(argparse_dir) / ("vllm-%s.json" % vllm)
+    if not path.is_file():
+        raise SystemExit("gen_cli_lists: no recording of vllm %s's parser at %s (scripts/releases/record-argparse.py "
+                         "%s writes it)" % (vllm, path, vllm))
+    data = path.read_bytes()
+    recording = json.loads(data)
+    if recording.get("vllm_version") != vllm or recording.get("wheel", {}).get("file") != wheel_name:
+        raise SystemExit("gen_cli_lists: %s records vllm %s (%s), not %s (%s)" % (
+            path, recording.get("vllm_version"), recording.get("wheel", {}).get("file"), vllm, wheel_name))
+    flags = sorted(name for name in recording["options"] if name.startswith("--") and name != "--help")
+    return flags, {"file": path.name, "sha256": hashlib.sha256(data).hexdigest()}
+
+
 def main(argv):
-    if len(argv) != 2:
+    if len(argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    wheels = pathlib.Path(argv[1])
+    flags_only = argv[1] == "--flags"
+    old = json.loads(OUT.read_text()) if flags_only else {}
     out = {}
     for release, vllm in BUILT_ON.items():
-        wheel = sorted(wheels.glob("vllm-%s-*.whl" % vllm))[0]
-        entry = {"vllm": vllm, "wheel": wheel.name, "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
-        entry.update(scan(wheel))
+        if flags_only:
+            if release not in old:
+                raise SystemExit("gen_cli_lists: %s is not in %s yet: run with WHEEL_DIR ARGPARSE_DIR" % (release, OUT))
+            entry = dict(old[release])
+            entry.setdefault("flags_static", entry["flags"])
+        else:
+            wheel = sorted(pathlib.Path(argv[1]).glob("vllm-%s-*.whl" % vllm))[0]
+            entry = {"vllm": vllm, "wheel": wheel.name, "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
+            entry.update(scan(wheel))
+            entry["flags_static"] = entry.pop("flags")
+        entry["flags"], entry["flags_from"] = parser_flags(argv[2], vllm, entry["wheel"])
         out[release] = entry
-        print("%s: vllm %s, %d flags" % (release, vllm, len(entry["flags"])), file=sys.stderr)
+        only_parser = sorted(set(entry["flags"]) - set(entry["flags_static"]))
+        only_static = sorted(set(entry["flags_static"]) - set(entry["flags"]))
+        print("%s: vllm %s, %d flags%s%s" % (release, vllm, len(entry["flags"]),
+                                             "; only the parser has " + " ".join(only_parser) if only_parser else "",
+                                             "; only the static reading has " + " ".join(only_static) if only_static else ""),
+              file=sys.stderr)
     OUT.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     return 0
 

@@ -95,3 +95,37 @@ def test_the_pre_flight_refuses_the_renamed_env_var_and_warns_on_the_deprecated_
             in result["errors"])
     assert any("--model is deprecated from v0.20.2rc1" in w for w in result["warnings"])
     assert not any("not a vllm-ascend release this collection knows" in w for w in result["warnings"])
+
+
+def plan_at(release, **keys):
+    image = {"repository": "quay.io/ascend/vllm-ascend", "version": release, "os": "openeuler"}
+    return vd.plan([dict(SEED_DEP, **keys)], host="h1", family="910B", healthy_device_ids=list(range(8)),
+                   hbm_per_card_mb=65536, models=MODELS, image=image, cli=cli)
+
+
+@pytest.mark.parametrize("release", cli.releases())
+def test_every_release_in_the_data_plans_with_its_checks_active(release):
+    """ascendfleet_image_version set to any release of the data: no 'unknown release', and its own flag list
+    decides: --no-hf-token, which no recorded `vllm serve` parser builds (--hf-token takes a value), is refused."""
+    result = plan_at(release)
+    assert result["errors"] == []
+    assert not any("not a vllm-ascend release this collection knows" in w for w in result["warnings"])
+    assert result["deployments"][0]["image"] == "quay.io/ascend/vllm-ascend:%s-openeuler" % release
+    [refused] = plan_at(release, extra_args=["--no-hf-token"])["errors"]
+    assert refused.startswith("h1: deployment qwen: extra_args[0]: --no-hf-token is not a flag of image %s (vLLM %s). "
+                              "Fix: did you mean --hf-token" % (release, cli.facts(release)["vllm_version"]))
+    assert plan_at(release, extra_args=["--hf-token", "x"])["errors"] == []
+
+
+def test_a_roll_from_the_oldest_to_the_newest_refuses_every_removed_name_it_still_uses():
+    """v0.17.0rc1 -> v0.26.0rc1 with an env var v0.23.0 removed and a flag vLLM 0.18.0 dropped: both refused in the
+    plan (before any host changes), each naming the release that removed it and what to use instead."""
+    errors = plan_at("v0.26.0rc1", extra_env={"ASCEND_BUFFER_POOL": "4:8"}, extra_args=["--swap-space", "4"])["errors"]
+    assert errors == [
+        "h1: deployment qwen: extra_args[0]: --swap-space is not a flag of image v0.26.0rc1 (vLLM 0.26.0); v0.18.0rc1 "
+        "removed it (v0.17.0rc1 still has it). Fix: drop the flag or use its replacement (vllm serve --help of "
+        "v0.26.0rc1); no close match",
+        "h1: deployment qwen: extra_env.ASCEND_BUFFER_POOL: ASCEND_BUFFER_POOL is removed from v0.23.0; use "
+        "ASCEND_ENABLE_USE_FABRIC_MEM=1 (A3 HCCS) or HCCL_INTRA_ROCE_ENABLE=1 (A2/A3 RoCE). Fix: change it before "
+        "rolling to v0.26.0rc1"]
+    assert plan_at("v0.17.0rc1", extra_env={"ASCEND_BUFFER_POOL": "4:8"}, extra_args=["--swap-space", "4"])["errors"] == []
