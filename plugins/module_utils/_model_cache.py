@@ -20,11 +20,12 @@ import time
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
     sha256_file, state_paths, verify_entries)
-from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, mount_point, read_bytes
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, read_bytes
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import check_free_space
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
     HubClient, ModelLock, ModelPrefetchError, build_manifest,
-    bytes_to_download, diff_files, filter_files, format_progress, model_dir, mount_device,
-    space_error, space_shortfall, total_size, validate_model_id, validate_revision)
+    bytes_to_download, diff_files, filter_files, format_progress, model_dir,
+    total_size, validate_model_id, validate_revision)
 
 
 class ModelCache:
@@ -70,17 +71,7 @@ class ModelCache:
 
     def check_space(self, files, margin):
         needed = bytes_to_download(files, self.present_sizes(files))
-        probe = self.dir
-        while not os.path.isdir(probe):
-            probe = os.path.dirname(probe)
-        st = os.statvfs(probe)
-        free = st.f_bavail * st.f_frsize
-        if space_shortfall(needed, free, margin):
-            mount = mount_point(probe)
-            device = mount_device(mount, (read_bytes("/proc/mounts") or b"").decode("utf-8", "replace"))
-            raise ModelPrefetchError(space_error(self.host, mount, device, self.model,
-                                                 self.revision, needed, free, margin))
-        return needed, free
+        return check_free_space(self.host, self.dir, needed, margin, self.model, self.revision)
 
     # -- preparing the directory ---------------------------------------------------------
     def prepare_dirs(self):
