@@ -377,18 +377,6 @@ def fetch_revision(params, host, environ=None):
     result = {"changed": False, "model": model, "revision": name, "source": "hub", "action": "none",
               "bytes_fetched": 0, "files_fetched": [], "attempts": 0}
 
-    def known():
-        """The complete revision ``name`` resolves to locally (refs.json, or the name is a key)."""
-        refs = revs.parse_refs(read_bytes(os.path.join(revs.revisions_root(cache_dir, model), revs.REFS)))
-        key = name.lower() if revs.is_key(name.lower()) else refs.get(name, {}).get("key")
-        if not key:
-            return None
-        state = revs.revision_completeness(cache_dir, model, key, verify)
-        manifest = revs.read_manifest(state["model_dir"]) or {}
-        if state["complete"] and manifest.get("include") == include and manifest.get("exclude") == exclude:
-            return state
-        return None
-
     def done(state, old_key=None):
         result.update(key=state["key"], commit=state["commit"], model_dir=state["model_dir"],
                       bytes_total=state["bytes"], previous_key=old_key, reasons=[],
@@ -396,8 +384,8 @@ def fetch_revision(params, host, environ=None):
         return result
 
     if params.get("resolve", "missing") == "missing":
-        state = known()
-        if state:
+        state = revs.resolved(cache_dir, model, name, verify, include, exclude)
+        if state["complete"]:
             return done(state)
     if params.get("check_mode"):
         result.update(changed=True, action="would_fetch")

@@ -174,6 +174,27 @@ def revision_completeness(cache_dir, model, key, verify="quick"):
     return out
 
 
+def resolved(cache_dir, model, name, verify="quick", include=None, exclude=None):
+    """THE local answer to "which revision directory serves ``model`` at ``name``" (a branch, tag
+    or commit), asking no hub: the key ``name`` resolved to when it was last fetched (refs.json;
+    a commit id or key is its own key) and :func:`revision_completeness` of it. ``include`` and
+    ``exclude`` None accept any globs; lists must equal the manifest's (the prefetch's own check).
+    ``key`` is None and ``reasons`` says why when the name was never resolved here."""
+    refs = parse_refs(read_bytes(os.path.join(revisions_root(cache_dir, model), REFS)))
+    key = name.lower() if isinstance(name, str) and is_key(name.lower()) else refs.get(name, {}).get("key")
+    if not key:
+        return {"model": model, "revision": name, "key": None, "commit": None, "names": [], "complete": False,
+                "model_dir": None, "bytes": None,
+                "reasons": ["revision %r was never fetched into the revision cache" % (name,)]}
+    state = revision_completeness(cache_dir, model, key, verify)
+    state["revision"] = name
+    manifest = read_manifest(state["model_dir"]) or {}
+    if state["complete"] and ((include is not None and manifest.get("include") != list(include))
+                              or (exclude is not None and manifest.get("exclude") != list(exclude))):
+        state.update(complete=False, reasons=["include/exclude globs differ from the manifest's"])
+    return state
+
+
 def read_manifest(mdir):
     """The manifest of the copy in ``mdir``, or None when missing or not one of ours."""
     raw = read_bytes(state_paths(mdir)["manifest"])

@@ -241,6 +241,22 @@ def test_same_scenario_on_todays_layout_breaks_master(tmp_path):
         "marker is for revision 'v2', 'master' requested"]
 
 
+def test_a_name_resolves_locally_to_the_revision_it_was_fetched_as(tmp_path):
+    assert mr.resolved(str(tmp_path), MODEL, "master")["reasons"] == [
+        "revision 'master' was never fetched into the revision cache"]
+    stage_revision(tmp_path, COMMIT_A, COMMIT_A, "master", A_BYTES)
+    state = mr.resolved(str(tmp_path), MODEL, "master")
+    assert (state["complete"], state["key"], state["revision"]) == (True, COMMIT_A, "master")
+    assert state["model_dir"] == mr.revision_dir(str(tmp_path), MODEL, COMMIT_A)
+    assert mr.resolved(str(tmp_path), MODEL, COMMIT_A.upper())["key"] == COMMIT_A  # a commit is its own key
+    assert mr.resolved(str(tmp_path), MODEL, "master", include=["*.json"])["reasons"] == [
+        "include/exclude globs differ from the manifest's"]
+    assert mr.resolved(str(tmp_path), MODEL, "master", include=[], exclude=[])["complete"]
+    # The branch moved and was fetched again: the name now resolves to the new revision.
+    stage_revision(tmp_path, COMMIT_B, COMMIT_B, "master", B_BYTES)
+    assert mr.resolved(str(tmp_path), MODEL, "master")["key"] == COMMIT_B
+
+
 def test_a_damaged_revision_reads_incomplete(tmp_path):
     stage_revision(tmp_path, COMMIT_A, COMMIT_A, "master", A_BYTES)
     shard = pathlib.Path(mr.revision_dir(str(tmp_path), MODEL, COMMIT_A)) / "model-00002-of-00002.safetensors"
