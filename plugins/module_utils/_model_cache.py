@@ -394,6 +394,11 @@ def fetch_revision(params, host, environ=None):
         migrated = revs.migrate(cache_dir, model)
         if migrated:
             result.update(changed=True, migrated=migrated["key"])
+        if params.get("resolve", "missing") == "missing":
+            # Another writer may have finished meanwhile, or the migration brought the revision.
+            state = revs.resolved(cache_dir, model, name, verify, include, exclude)
+            if state["complete"]:
+                return done(state)
         client = HubClient(params["endpoint"], params.get("token"), timeout=params.get("http_timeout", 30))
         commit, files = client.list_files(model, name)
         files = filter_files(files, include, exclude)
