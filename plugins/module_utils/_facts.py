@@ -476,7 +476,13 @@ def model_completeness(cache_dir, model, revision="master", verify="quick", incl
     sha256 ..., expected ..."``), "bytes" (the manifest's total when complete, else None),
     "cached_revision" (the revision the marker names, None without a readable marker)}``.
     """
-    mdir = model_dir(cache_dir, model)
+    return dir_completeness(model_dir(cache_dir, model), model, revision, verify, include, exclude)
+
+
+def dir_completeness(mdir, model, revision="master", verify="quick", include=None, exclude=None):
+    """:func:`model_completeness` of the copy in the directory ``mdir`` (the marker layout above):
+    the one rule for today's ``<cache>/models/<Owner>/<Name>`` and for one resolved revision's
+    directory (``_model_revisions``, whose marker names the revision key)."""
     paths = state_paths(mdir)
     out = {"model": model, "revision": revision, "model_dir": mdir, "marker": paths["marker"],
            "complete": False, "reasons": [], "bytes": None, "cached_revision": None}

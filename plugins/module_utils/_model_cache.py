@@ -20,17 +20,18 @@ import time
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
     sha256_file, state_paths, verify_entries)
-from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, mount_point, read_bytes
+from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, read_bytes
+from ansible_collections.ascendfleet.llm.plugins.module_utils import _model_revisions as revs
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
     HubClient, ModelLock, ModelPrefetchError, build_manifest,
-    bytes_to_download, diff_files, filter_files, format_progress, model_dir, mount_device,
-    space_error, space_shortfall, total_size, validate_model_id, validate_revision)
+    bytes_to_download, diff_files, filter_files, format_progress, model_dir,
+    total_size, validate_model_id, validate_revision)
 
 
 class ModelCache:
     """The cache entry of one (model, revision) under ``cache_dir``."""
 
-    def __init__(self, cache_dir, model, revision, include=None, exclude=None, host="localhost"):
+    def __init__(self, cache_dir, model, revision, include=None, exclude=None, host="localhost", directory=None):
         validate_model_id(model)
         validate_revision(revision)
         self.cache_dir = cache_dir
@@ -39,7 +40,8 @@ class ModelCache:
         self.include = list(include or [])
         self.exclude = list(exclude or [])
         self.host = host
-        self.dir = model_dir(cache_dir, model)
+        # ``directory``: another place for the files (a revision's staging directory).
+        self.dir = directory or model_dir(cache_dir, model)
         self.paths = state_paths(self.dir)
 
     # -- inspection (never reads model bytes unless verify == full) ----------------------
@@ -70,17 +72,7 @@ class ModelCache:
 
     def check_space(self, files, margin):
         needed = bytes_to_download(files, self.present_sizes(files))
-        probe = self.dir
-        while not os.path.isdir(probe):
-            probe = os.path.dirname(probe)
-        st = os.statvfs(probe)
-        free = st.f_bavail * st.f_frsize
-        if space_shortfall(needed, free, margin):
-            mount = mount_point(probe)
-            device = mount_device(mount, (read_bytes("/proc/mounts") or b"").decode("utf-8", "replace"))
-            raise ModelPrefetchError(space_error(self.host, mount, device, self.model,
-                                                 self.revision, needed, free, margin))
-        return needed, free
+        return revs.check_free_space(self.host, self.dir, needed, margin, self.model, self.revision)
 
     # -- preparing the directory ---------------------------------------------------------
     def prepare_dirs(self):
@@ -305,46 +297,138 @@ def fetch(params, host, environ=None):
             full = os.path.join(cache.dir, path)
             if os.path.isfile(full):
                 os.unlink(full)
-        attempts = max(1, int(params.get("attempts", 3)))
-        last_error = None
-        fetched = []
-        for attempt in range(1, attempts + 1):
-            result["attempts"] = attempt
-            present = cache.present_sizes(files)
-            todo = [f for f in files if present.get(f["path"]) != int(f["size"])]
-            if attempt == 1:
-                needed, free = cache.check_space(files, int(params.get("space_margin", 0)))
-                result.update(bytes_needed=needed, bytes_free=free)
-            if todo or attempt > 1:
-                rc, tail, elapsed = _transfer(cache, params, environ, todo or files)
-                fetched.extend(f["path"] for f in todo)
-                result["bytes_fetched"] += total_size(todo)
-                result["seconds"] = round(result.get("seconds", 0) + elapsed, 1)
-                if rc != 0:
-                    last_error = "%s exited %s: %s" % (
-                        "modelscope download" if params["source"] == "hub" else "rsync", rc,
-                        " | ".join(tail) or "no output")
-                    continue
-            bad = cache.verify(files)
-            if not bad:
-                cache.write_complete(files, commit, params["endpoint"] if params["source"] == "hub"
-                                     else params["source_url"])
-                result.update(changed=True, files_fetched=sorted(set(fetched)),
-                              action="downloaded" if params["source"] == "hub" else "copied")
-                if result.get("seconds"):
-                    result["rate_bytes_per_s"] = int(result["bytes_fetched"] / max(result["seconds"], 0.1))
-                return result
-            last_error = "verification failed: %s" % "; ".join("%s (%s)" % b for b in bad[:10])
-            for path, _reason in bad:  # re-fetch exactly the files that did not verify
-                full = os.path.join(cache.dir, path)
-                if os.path.isfile(full):
-                    os.unlink(full)
-        raise ModelPrefetchError(
-            "host %s: %s@%s from %s failed after %d attempt(s): %s. Completed files and partial "
-            "downloads are kept in %s and the next run resumes them; no completion marker was "
-            "written" % (host, cache.model, cache.revision,
-                         params.get("source_url") or params.get("endpoint"), attempts,
-                         last_error, cache.dir))
+        _transfer_verified(cache, params, environ, files, result,
+                           lambda: cache.check_space(files, int(params.get("space_margin", 0))))
+        cache.write_complete(files, commit, params["endpoint"] if params["source"] == "hub"
+                             else params["source_url"])
+        return result
+
+
+def _transfer_verified(cache, params, environ, files, result, space_check):
+    """Fetch ``files`` into ``cache.dir`` until every one verifies (``params["attempts"]`` runs of
+    the CLI or rsync), updating ``result``; raises ModelPrefetchError naming the last error.
+    ``space_check`` runs once before the first transfer and returns (needed, free) or raises."""
+    attempts = max(1, int(params.get("attempts", 3)))
+    last_error = None
+    fetched = []
+    for attempt in range(1, attempts + 1):
+        result["attempts"] = attempt
+        present = cache.present_sizes(files)
+        todo = [f for f in files if present.get(f["path"]) != int(f["size"])]
+        if attempt == 1:
+            needed, free = space_check()
+            result.update(bytes_needed=needed, bytes_free=free)
+        if todo or attempt > 1:
+            rc, tail, elapsed = _transfer(cache, params, environ, todo or files)
+            fetched.extend(f["path"] for f in todo)
+            result["bytes_fetched"] += total_size(todo)
+            result["seconds"] = round(result.get("seconds", 0) + elapsed, 1)
+            if rc != 0:
+                last_error = "%s exited %s: %s" % (
+                    "modelscope download" if params["source"] == "hub" else "rsync", rc,
+                    " | ".join(tail) or "no output")
+                continue
+        bad = cache.verify(files)
+        if not bad:
+            result.update(changed=True, files_fetched=sorted(set(fetched)),
+                          action="downloaded" if params["source"] == "hub" else "copied")
+            if result.get("seconds"):
+                result["rate_bytes_per_s"] = int(result["bytes_fetched"] / max(result["seconds"], 0.1))
+            return True
+        last_error = "verification failed: %s" % "; ".join("%s (%s)" % b for b in bad[:10])
+        for path, _reason in bad:  # re-fetch exactly the files that did not verify
+            full = os.path.join(cache.dir, path)
+            if os.path.isfile(full):
+                os.unlink(full)
+    raise ModelPrefetchError(
+        "host %s: %s@%s from %s failed after %d attempt(s): %s. Completed files and partial "
+        "downloads are kept in %s and the next run resumes them; no completion marker was "
+        "written" % (cache.host, cache.model, cache.revision,
+                     params.get("source_url") or params.get("endpoint"), attempts,
+                     last_error, cache.dir))
+
+
+def fetch_revision(params, host, environ=None):
+    """Ensure the revision ``params["revision"]`` (a branch, tag or commit) resolves to a complete
+    revision directory of its own (``_model_revisions``); returns a result dict like :func:`fetch`
+    plus ``key``, ``commit``, ``previous_key`` (what the name resolved to before) and ``change``
+    (``revision master: <old> -> <new>`` when it moved).
+
+    ``params`` as for :func:`fetch` (source ``hub`` only) plus ``resolve``: ``missing`` (default)
+    asks the hub only when the name resolves to no complete revision yet (a re-run contacts no
+    hub), ``always`` asks it every run, so a moved branch is fetched as a new revision beside the
+    old one. Nothing is ever written into a complete revision: the new one is fetched into its
+    staging directory (files it shares with a complete revision hard-linked, not fetched again),
+    verified, marked and only then renamed into place. Today's copy of the model is first
+    migrated (hard links, no download). The free space is checked against the bytes still to
+    fetch before the CLI runs.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    params = dict(params, token=params.get("token") or environ.get("MODELSCOPE_API_TOKEN") or None)
+    if params["source"] != "hub":
+        raise ModelPrefetchError("host %s: the revision cache fetches from the hub only (source %r); "
+                                 "use model_prefetch_source: hub" % (host, params["source"]))
+    model, name = params["model"], params["revision"]
+    validate_model_id(model)
+    validate_revision(name)
+    cache_dir = params["cache_dir"]
+    include, exclude = list(params.get("include") or []), list(params.get("exclude") or [])
+    verify = params.get("verify", "quick")
+    result = {"changed": False, "model": model, "revision": name, "source": "hub", "action": "none",
+              "bytes_fetched": 0, "files_fetched": [], "attempts": 0}
+
+    def done(state, old_key=None):
+        result.update(key=state["key"], commit=state["commit"], model_dir=state["model_dir"],
+                      bytes_total=state["bytes"], previous_key=old_key, reasons=[],
+                      change=revs.revision_change(name, old_key, state["key"]))
+        return result
+
+    if params.get("resolve", "missing") == "missing":
+        state = revs.resolved(cache_dir, model, name, verify, include, exclude)
+        if state["complete"]:
+            return done(state)
+    if params.get("check_mode"):
+        result.update(changed=True, action="would_fetch")
+        return result
+    with revs.lock(cache_dir, model, params.get("lock_timeout", 30), "model_fetch %s@%s from hub" % (model, name)):
+        migrated = revs.migrate(cache_dir, model)
+        if migrated:
+            result.update(changed=True, migrated=migrated["key"])
+        if params.get("resolve", "missing") == "missing":
+            # Another writer may have finished meanwhile, or the migration brought the revision.
+            state = revs.resolved(cache_dir, model, name, verify, include, exclude)
+            if state["complete"]:
+                return done(state)
+        client = HubClient(params["endpoint"], params.get("token"), timeout=params.get("http_timeout", 30))
+        commit, files = client.list_files(model, name)
+        files = filter_files(files, include, exclude)
+        if not files:
+            raise ModelPrefetchError("%s@%s: include/exclude globs %r/%r leave no file to fetch"
+                                     % (model, name, include, exclude))
+        key = revs.revision_key(commit, files)
+        result.update(key=key, commit=commit, bytes_total=total_size(files), files_total=len(files))
+        state = revs.revision_completeness(cache_dir, model, key, verify)
+        if not state["complete"]:
+            staging = revs.staging_dir(cache_dir, model, key)
+            # The CLI is pinned to the commit the list came from, so a branch moving meanwhile
+            # cannot mix two commits in one revision (the CLI itself asks per file by name).
+            cache = ModelCache(cache_dir, model, commit or name, include, exclude, host, directory=staging)
+            cache.prepare_dirs()
+            linked = revs.link_sources(files, revs.complete_sources(cache_dir, model))
+
+            def space():
+                needed = revs.bytes_needed(files, linked, cache.present_sizes(files))
+                return revs.check_free_space(host, staging, needed, int(params.get("space_margin", 0)), model, name)
+            needed, free = space()
+            result.update(files_linked=sorted(revs.link_into(staging, linked)))
+            _transfer_verified(cache, params, environ, files, result, lambda: (needed, free))
+            revs.finish(staging, revs.revision_dir(cache_dir, model, key), model, key, commit, [name], files,
+                        params["endpoint"], include, exclude)
+            state = revs.revision_completeness(cache_dir, model, key, verify)
+        old_key = revs.record_ref(cache_dir, model, name, key, commit)
+        if old_key != key:
+            result["changed"] = True
+        return done(state, old_key)
 
 
 def _expected_files(cache, params):

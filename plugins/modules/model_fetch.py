@@ -51,9 +51,30 @@ options:
     type: str
     default: master
   cache_dir:
-    description: Cache root; the model goes to C(<cache_dir>/models/<Owner>/<Name>).
+    description: Cache root; the model goes to C(<cache_dir>/models/<Owner>/<Name>) (O(layout=models)).
     type: path
     required: true
+  layout:
+    description:
+      - C(models) keeps one copy per model in C(<cache_dir>/models/<Owner>/<Name>); a changed
+        revision is written over it.
+      - C(revisions) keeps each resolved revision in its own directory
+        C(<cache_dir>/revisions/<Owner>/<Name>/<commit>), fetched into a staging directory and
+        renamed into place only when verified, so no fetch ever writes into a revision a
+        container reads. Files a cached revision already holds are hard-linked, not fetched again;
+        today's C(models) copy is moved in by hard links on the first run. O(source=hub) only.
+        The vllm_compose role does not mount this layout yet (docs/model-revisions.md).
+    type: str
+    choices: [models, revisions]
+    default: models
+  resolve:
+    description:
+      - With O(layout=revisions), when to ask the hub what O(revision) resolves to.
+      - C(missing) only when it resolves to no complete revision in the cache yet (a re-run
+        contacts no hub); C(always) every run, so a moved branch is fetched as a new revision.
+    type: str
+    choices: [missing, always]
+    default: missing
   include:
     description: Only files matching one of these globs (C(*.json)); all when empty.
     type: list
@@ -169,6 +190,16 @@ EXAMPLES = r"""
     rsync_password: "{{ __rsync_password }}"
   no_log: true
 
+# One directory per resolved commit; a moved branch is fetched beside the old revision
+- name: Fetch what master resolves to now
+  ascendfleet.llm.model_fetch:
+    model: Qwen/Qwen3.5-27B
+    revision: master
+    cache_dir: /mnt/disk2/modelscope
+    layout: revisions
+    resolve: always
+  register: fetched
+
 # Re-hash everything and repair what differs
 - name: Verify the cached model byte for byte
   ascendfleet.llm.model_fetch:
@@ -195,8 +226,8 @@ commit:
   type: str
   sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
 model_dir:
-  description: Directory holding the model.
-  returned: always
+  description: Directory holding the model (with O(layout=revisions), the revision's directory).
+  returned: always, with layout=revisions unless in check mode
   type: str
   sample: /mnt/disk2/modelscope/models/Qwen/Qwen3.5-27B
 action:
@@ -231,6 +262,33 @@ attempts:
   returned: always
   type: int
   sample: 1
+key:
+  description: With O(layout=revisions), the revision directory's name - the commit id, or C(content-<sha256>)
+    of the file list when the hub names no single commit.
+  returned: with layout=revisions, unless in check mode
+  type: str
+  sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
+previous_key:
+  description: With O(layout=revisions), the key O(revision) resolved to before this run (null the first time).
+  returned: with layout=revisions, unless in check mode
+  type: str
+  sample: 0b1e7c1e5c7cbd1d21f6e7d3c3f8e8f2d4a0b6c9
+change:
+  description: "With O(layout=revisions), C(revision <name>: <old> -> <new>) when the name moved, else null."
+  returned: with layout=revisions, unless in check mode
+  type: str
+  sample: "revision master: 0b1e7c1e5c7c -> 360167a01ba1"
+migrated:
+  description: With O(layout=revisions), the key today's C(models) copy was moved into (hard links) by this run.
+  returned: when a copy was migrated
+  type: str
+  sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
+files_linked:
+  description: With O(layout=revisions), files hard-linked from a cached revision instead of fetched.
+  returned: when a revision was fetched
+  type: list
+  elements: str
+  sample: ["config.json", "model-00001-of-00002.safetensors"]
 diff:
   description: Change against the previous manifest (unchanged/changed/added/removed paths).
   returned: when a previous manifest existed
@@ -241,7 +299,7 @@ diff:
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import fetch
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import fetch, fetch_revision
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError
 
 
@@ -267,6 +325,8 @@ def main():
             lock_timeout=dict(type="int", default=30),
             timeout=dict(type="int", default=0),
             progress_interval=dict(type="int", default=10),
+            layout=dict(type="str", choices=["models", "revisions"], default="models"),
+            resolve=dict(type="str", choices=["missing", "always"], default="missing"),
         ),
         required_if=[("source", "rsync", ("source_url",))],
         supports_check_mode=True,
@@ -274,7 +334,8 @@ def main():
     params = dict(module.params)
     params["check_mode"] = module.check_mode
     try:
-        result = fetch(params, socket.gethostname())
+        engine = fetch_revision if params["layout"] == "revisions" else fetch
+        result = engine(params, socket.gethostname())
     except ModelCacheError as exc:
         module.fail_json(msg=str(exc), model=params["model"], revision=params["revision"])
     except (IOError, OSError) as exc:

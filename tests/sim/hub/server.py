@@ -6,7 +6,7 @@ with its own sha256 checks. See README.md in this directory for the protocol and
 
     python3 server.py --port 8080 [--bind 0.0.0.0] [--config hub.json] [--state-dir DIR]
 
-Control endpoints (JSON) live under /_sim/: stats, reset, faults, repos, health.
+Control endpoints (JSON) live under /_sim/: stats, reset, faults, branches, repos, health.
 Standard library only (runs on the sim hosts' Debian bookworm python3 3.11).
 """
 
@@ -62,6 +62,10 @@ class HubState:
                 "delay_ms": 0, "throttle_bytes_per_sec": 0, "unknown_revision": "empty",
             }
             self.drop_served = {}
+            # Branches moved by POST /_sim/branches go back to where --config put them.
+            for repo in self.repos.values():
+                repo.branches = dict(getattr(repo, "configured_branches", None) or repo.branches)
+                repo.configured_branches = dict(repo.branches)
             for key in ("private", "token", "unknown_revision"):
                 if key in self.config:
                     self.faults[key] = self.config[key]
@@ -311,6 +315,20 @@ class HubHandler(BaseHTTPRequestHandler):
             if self.command == "POST":
                 state.set_faults(self._read_json())
             return self._send_json(200, state.public_faults())
+        if path == "/_sim/branches" and self.command == "POST":
+            moves = self._read_json()
+            with state.lock:
+                for model_id, branches in (moves or {}).items():
+                    repo = state.repos.get(model_id)
+                    if repo is None or not isinstance(branches, dict):
+                        raise ValueError("no model %r to move branches of (known: %s)"
+                                         % (model_id, ", ".join(sorted(state.repos))))
+                    for branch, target in branches.items():
+                        commit = repo.resolve(target)
+                        if commit is None:
+                            raise ValueError("%s has no commit, tag or branch %r" % (model_id, target))
+                        repo.branches[branch] = commit
+            return self._send_json(200, {m: r.branches for m, r in state.repos.items()})
         if path == "/_sim/repos" and self.command == "GET":
             out = {}
             for model_id, repo in state.repos.items():
@@ -324,7 +342,7 @@ class HubHandler(BaseHTTPRequestHandler):
             return self._send_json(200, out)
         return self._send_json(404, {"error": "unknown simulator control endpoint %s; known: "
                                      "/_sim/health, /_sim/stats, /_sim/reset (POST), "
-                                     "/_sim/faults (GET/POST), /_sim/repos" % path})
+                                     "/_sim/faults (GET/POST), /_sim/branches (POST), /_sim/repos" % path})
 
     def _api(self, path, query, entry):
         state = self.state

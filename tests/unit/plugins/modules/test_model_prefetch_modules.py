@@ -8,6 +8,7 @@ fetch engine itself is tested against the real CLI in module_utils/test__model_c
 import hashlib
 import json
 import os
+import socket
 
 from ansible_collections.ascendfleet.llm.plugins.modules import model_cache_info, model_fetch
 
@@ -112,3 +113,33 @@ def test_fetch_token_is_never_echoed(run_module, tmp_path):
         "endpoint": "http://127.0.0.1:9", "token": "tok-123-secret"})
     assert failed and result["msg"].startswith("hub http://127.0.0.1:9 is unreachable")
     assert "tok-123-secret" not in json.dumps(result)
+
+
+def test_fetch_revisions_layout_migrates_todays_copy_without_the_hub(run_module, tmp_path):
+    mdir = stage(tmp_path)
+    args = {"model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path), "layout": "revisions",
+            "endpoint": "http://127.0.0.1:9"}  # nothing listens: any hub contact would fail
+    failed, result = run_module(model_fetch.main, args)
+    assert not failed, result
+    rdir = os.path.join(str(tmp_path), "revisions", "Qwen", "Qwen3-0.6B", "c" * 40)
+    assert (result["changed"], result["migrated"], result["key"], result["model_dir"]) == (True, "c" * 40, "c" * 40, rdir)
+    assert result["bytes_fetched"] == 0 and result["change"] is None
+    for name in ("config.json", "model.safetensors"):  # the same inodes: linked, not copied
+        assert os.stat(os.path.join(rdir, name)).st_ino == os.stat(os.path.join(mdir, name)).st_ino
+    failed, again = run_module(model_fetch.main, args)
+    assert not failed and (again["changed"], again["key"]) == (False, "c" * 40)
+
+
+def test_fetch_revisions_layout_check_mode_writes_nothing(run_module, tmp_path):
+    failed, result = run_module(model_fetch.main, {
+        "model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path / "cache"), "layout": "revisions",
+        "endpoint": "http://127.0.0.1:9", "_ansible_check_mode": True})
+    assert not failed and (result["changed"], result["action"]) == (True, "would_fetch")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_fetch_revisions_layout_is_hub_only(run_module, tmp_path):
+    failed, result = run_module(model_fetch.main, {
+        "model": MODEL, "cache_dir": str(tmp_path), "layout": "revisions", "source": "prestaged"})
+    assert failed and result["msg"] == ("host %s: the revision cache fetches from the hub only (source "
+                                        "'prestaged'); use model_prefetch_source: hub" % socket.gethostname())
