@@ -84,6 +84,16 @@ def input_errors(variables, host="host", roles=ROLES, shared=False, deployments=
     return errors
 
 
+def fleet_input_errors(hosts, hostvars, roles=ROLES, shared=False, deployments=True):
+    """``input_errors`` of every host of ``hosts`` (e.g. ansible_play_hosts) judged on its
+    ``hostvars`` in one call, in the order of ``hosts``: one task for the whole run where each host
+    used to run its own (the messages name their host as before)."""
+    errors = []
+    for host in hosts or []:
+        errors += input_errors(hostvars[host], host, roles=roles, shared=shared, deployments=deployments)
+    return errors
+
+
 def _deployment_errors(host, options, values):
     """Every key of every deployment (and of the deployment defaults) against the deployment schema,
     for the variables of _deploy_schema.VARIABLES that passed their own type check; a role variable
@@ -105,4 +115,4 @@ class FilterModule(object):
     """Input checks."""
 
     def filters(self):
-        return {"input_errors": input_errors, "input_names": input_names}
+        return {"input_errors": input_errors, "input_names": input_names, "fleet_input_errors": fleet_input_errors}

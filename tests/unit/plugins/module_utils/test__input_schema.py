@@ -17,7 +17,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.ascendfleet.llm.plugins.filter.inputs import ROLES, input_errors, role_options
+from ansible_collections.ascendfleet.llm.plugins.filter.inputs import ROLES, fleet_input_errors, input_errors, role_options
 from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import vllm_compose_plan
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _deploy_schema
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _inputs as inputs
@@ -170,6 +170,20 @@ def test_valid_values_pass(values):
     assert input_errors(values, HOST) == []
 
 
+def test_one_call_judges_every_host_of_the_run_and_names_each_bad_one():
+    """Issue 30: the check of every host at once (one run_once task) gives each host's own messages,
+    in the order of the run's hosts; a host --limit leaves out is not judged."""
+    hostvars = {"npu-01": {"vllm_compose_health_timeout": 0},
+                "npu-02": {"ascendfleet_cache_dir": "/mnt/disk2/modelscope/"},
+                "npu-03": {"npu_verify_image_os": "debian", "vllm_compose_health_timeout": "1800"},
+                "npu-04": {"npu_verify_image_os": "debian"}}
+    assert fleet_input_errors(["npu-03", "npu-02", "npu-01"], hostvars, shared=True) == [
+        "npu-03: npu_verify_image_os: 'debian' is not one of 'openeuler', 'ubuntu'. Fix: use one of 'openeuler', 'ubuntu'",
+        "npu-01: vllm_compose_health_timeout: 0 is outside the range from 1 to 31536000. Fix: give the health gate's "
+        "time-out in seconds, e.g. 1800"]
+    assert fleet_input_errors(["npu-02"], hostvars) == [] and fleet_input_errors([], hostvars) == []
+
+
 # -- deployments on the control node: the planner's words, before any host changes ---------------
 
 QWEN = {"name": "q", "model": "Qwen/Qwen3-8B", "preset": "qwen3-8b"}
@@ -295,8 +309,11 @@ def test_every_role_checks_its_inputs_first():
         # refusal at once); the other roles check them here too.
         assert ("ascendfleet.llm.input_errors(inventory_hostname, roles=['%s']%s)"
                 % (role, ", deployments=false" if role == "vllm_compose" else "")) in called, role
+    # check_inputs.yml: one task for every host of the run (issue 30), each host on its own variables.
     play = yaml.safe_load((root / "playbooks" / "check_inputs.yml").read_text())[0]
-    assert "ascendfleet.llm.input_errors(inventory_hostname, shared=true)" in play["tasks"][0]["vars"]["__ascendfleet_input_errors"]
+    assert play["tasks"][0]["run_once"] is True
+    assert ("ansible_play_hosts | ascendfleet.llm.fleet_input_errors(hostvars, shared=true)"
+            in play["tasks"][0]["vars"]["__ascendfleet_input_errors"])
 
 
 def test_vllm_composes_preflight_leaves_the_deployment_keys_to_its_planner():
