@@ -325,3 +325,33 @@ def test_vllm_composes_preflight_leaves_the_deployment_keys_to_its_planner():
     assert input_errors({"vllm_compose_deployments": deps}, "h", roles=["vllm_compose"], deployments=False) == []
     assert any("gpu_memory_utilization" in e for e in input_errors({"vllm_compose_deployments": deps}, "h",
                                                                    roles=["vllm_compose"]))
+
+
+class _CountingList(list):
+    """A list that counts how often it is read whole, as Ansible's lazy containers template their
+    items on every such read."""
+    reads = 0
+
+    def __iter__(self):
+        type(self).reads += 1
+        return super().__iter__()
+
+
+class _CountingVars(dict):
+    reads = {}
+
+    def __getitem__(self, name):
+        self.reads[name] = self.reads.get(name, 0) + 1
+        return super().__getitem__(name)
+
+
+def test_each_variable_is_read_once():
+    """Issue 30: each host's input check read every variable, and every item of a list, many times:
+    on Ansible's lazy containers each read templates again (~0.5 s of control-node CPU per host and
+    check). The values are made plain data once, then checked; the verdict is the same."""
+    matrix = [{"cann": "8.5.1", "driver_min": "25.5.0"}, {"cann": "x", "driver_min": "25.2.0"}]
+    variables = _CountingVars(npu_verify_driver_matrix=_CountingList(matrix), npu_verify_min_healthy_chips=_CountingList([1]))
+    errors = input_errors(variables, HOST, roles=["npu_verify"])
+    assert errors == input_errors({"npu_verify_driver_matrix": matrix, "npu_verify_min_healthy_chips": [1]}, HOST, roles=["npu_verify"])
+    assert [e.split(":")[1].strip() for e in errors] == ["npu_verify_min_healthy_chips"], errors
+    assert _CountingList.reads == 2 and set(variables.reads.values()) == {1}, (_CountingList.reads, variables.reads)
