@@ -13,10 +13,7 @@ __metaclass__ = type
 
 import os
 
-try:
-    from collections.abc import Mapping, Sequence
-except ImportError:  # Python 2
-    from collections import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _deploy_schema

@@ -198,8 +198,8 @@ def test_one_check_judges_every_host_and_names_each_bad_one(tmp_path):
     """Issue 30: one task judges the inputs of every host of the run (run_once, on the control
     node), where each host used to run its own: every bad host is named with its variable and fix,
     in one refusal, before any host is contacted; with good inputs the run's hosts run one check in all."""
-    rc, out = run(tmp_path, "check_inputs.yml", host_vars={"npu-a01": "vllm_compose_health_timeout: 0\n",
-                                                          "npu-a02": "model_prefetch_cache_dir: relative/dir\n"})
+    bad = {"npu-a01": "vllm_compose_health_timeout: 0\n", "npu-a02": "model_prefetch_cache_dir: relative/dir\n"}
+    rc, out = run(tmp_path, "check_inputs.yml", host_vars=bad)
     assert rc == 2, out
     flat = " ".join(out.split())
     assert "npu-a01: vllm_compose_health_timeout: 0 is outside the range" in flat, out
