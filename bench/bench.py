@@ -426,6 +426,14 @@ class Bench:
             sec["by_hosts"][str(n)] = entry
         by = sec["by_hosts"]
         lo, hi = str(min(cfg.noop_hosts)), str(max(cfg.noop_hosts))
+        # What a 1000-host no-op would cost the control node, from the largest N's CPU per host
+        # (issue 30: CPU per host decides a 1000-host run), next to the floor's.
+        big = by[hi]
+        sec["projected_1000"] = {"from_hosts": int(hi),
+                                 "cpu_min": (big["noop"]["cpu_s_per_host"] or 0) * 1000 / 60.0,
+                                 "floor_cpu_min": (big["floor"]["cpu_s_per_host"] or 0) * 1000 / 60.0}
+        log("  projected control-node CPU of a 1000-host no-op (from N=%s): %.0f CPU-minutes (floor %.0f)" % (
+            hi, sec["projected_1000"]["cpu_min"], sec["projected_1000"]["floor_cpu_min"]))
         if lo != hi:
             sec["scaling"] = {"from": int(lo), "to": int(hi),
                               "ratio": metrics.ratio(by[hi]["noop"]["wall_s"], by[lo]["noop"]["wall_s"]),
@@ -755,6 +763,7 @@ def bench_deployments(count, sim_vars=SIM_COMPOSE_VARS):
 def count_lines(path, hosts):
     """Per-run counts from the bench_count callback's lines (see its docstring)."""
     on_host, by_module, by_task, tasks = {}, {}, {}, {}
+    by_role = {}   # role -> {"ok": n, "skipped": n, "modules": n} over the run's hosts
     total = control = cmds = xfers = 0
     if os.path.exists(path):
         with open(path, encoding="utf-8") as handle:
@@ -763,8 +772,15 @@ def count_lines(path, hosts):
                     rec = json.loads(line)
                 except ValueError:
                     continue
+                if rec["kind"] == "result":
+                    if rec.get("host") in hosts:
+                        entry = by_role.setdefault((rec.get("role") or "(playbook)").split(".")[-1], {"ok": 0, "skipped": 0, "modules": 0})
+                        entry["skipped" if rec.get("status") == "skipped" else "ok"] += 1
+                    continue
                 if rec["kind"] == "module":
                     total += 1
+                    role = task_role(rec.get("task"))
+                    by_role.setdefault(role, {"ok": 0, "skipped": 0, "modules": 0})["modules"] += 1
                     by_module[rec.get("module")] = by_module.get(rec.get("module"), 0) + 1
                     by_task[rec.get("task")] = by_task.get(rec.get("task"), 0) + 1
                     if "local" in (rec.get("connection") or ""):
@@ -792,7 +808,17 @@ def count_lines(path, hosts):
         "by_module": dict(sorted(by_module.items(), key=lambda kv: -kv[1])),
         "by_task": dict(sorted(by_task.items(), key=lambda kv: -kv[1])),
         "slowest_tasks": sorted(([k, round(v, 2)] for k, v in tasks.items()), key=lambda kv: -kv[1])[:8],
+        # Tasks (ok incl. changed and failed, skipped) and module executions per host, per role
+        # (issue 30: where a no-op's per-host work goes).
+        "by_role_per_host": {role: {k: round(v / len(hosts), 2) for k, v in entry.items()}
+                             for role, entry in sorted(by_role.items())} if hosts else {},
     }
+
+
+def task_role(task):
+    """The role of a task name as ansible-core prints it ("<role> : <task>"), else "(playbook)"."""
+    role, sep, _ = (task or "").partition(" : ")
+    return role.split(".")[-1] if sep else "(playbook)"
 
 
 def hosts_cpu_s(hosts):
@@ -864,8 +890,8 @@ def pick(rec):
             "failed", "hosts", "log", "load_avg", "tasks_ok_per_host", "tasks_skipped_per_host")
     out = {k: rec[k] for k in keys}
     for key in ("modules_per_host", "modules_on_hosts_per_host", "modules_on_control_node", "commands_per_module",
-                "transfers", "by_module", "by_task", "slowest_tasks"):
-        out[key] = rec["counts"][key]
+                "transfers", "by_module", "by_task", "slowest_tasks", "by_role_per_host"):
+        out[key] = rec["counts"].get(key)
     out["changed_tasks"] = rec["changed_tasks"]
     return out
 

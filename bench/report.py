@@ -195,10 +195,18 @@ def rows(results):
                         _goal(nr.get("modules_per_host"), GOALS["modules_per_host"])))
             out.append(("  tasks per host (ok + skipped)", "%s + %s" % (_f(nr.get("tasks_ok_per_host")), _f(nr.get("tasks_skipped_per_host"))),
                         "%s + %s floor" % (_f(fl.get("tasks_ok_per_host")), _f(fl.get("tasks_skipped_per_host"))), "-", "-"))
+            for role, per in sorted((nr.get("by_role_per_host") or {}).items()):
+                out.append(("  %s: tasks per host (ok + skipped), module executions" % role,
+                            "%s + %s, %s" % (_f(per.get("ok"), 1), _f(per.get("skipped"), 1), _f(per.get("modules"), 1)), "-", "-", "-"))
             out.append(("  control node CPU per host", _f(nr.get("cpu_s_per_host"), 2, " s"),
                         _f(fl.get("cpu_s_per_host"), 2, " s") + " floor", _f(e.get("cpu_ratio"), 2, "x"), _goal(e.get("cpu_ratio"), GOALS["cpu_ratio"])))
             out.append(("  control node peak memory", _mib(nr.get("peak_pss_bytes")) + " PSS",
                         _mib(fl.get("peak_pss_bytes")) + " floor", _f(e.get("memory_ratio"), 2, "x"), "-"))
+        pj = sec.get("projected_1000")
+        if pj:
+            out.append(("projected control-node CPU of a 1000-host no-op, %d dep. (from N=%d)" % (d, pj["from_hosts"]),
+                        _f(pj["cpu_min"], 0, " CPU-min"), _f(pj["floor_cpu_min"], 0, " CPU-min") + " floor",
+                        _f(_ratio(pj["cpu_min"], pj["floor_cpu_min"]), 2, "x"), "-"))
         sc = sec.get("scaling")
         if sc:
             out.append(("no-op N=%d vs N=%d, %d dep." % (sc["to"], sc["from"], d), _f(sc["ratio"], 2, "x"),

@@ -134,5 +134,29 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_handler_task_start(self, task):
         self.v2_playbook_on_task_start(task, False)
 
+    def _result(self, result, status):
+        """One "result" line per task result of a host: its role (where the task comes from, or
+        the playbook) and its status, for the tasks per host per role."""
+        if not _PATH:
+            return
+        task = result._task  # pylint: disable=protected-access
+        role = task._role.get_name() if getattr(task, "_role", None) else "(playbook)"  # pylint: disable=protected-access
+        line = json.dumps({"kind": "result", "host": result._host.get_name(),  # pylint: disable=protected-access
+                           "role": role, "status": status, "task": task.get_name()}) + "\n"
+        fd = os.open(_PATH, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    def v2_runner_on_ok(self, result, **kwargs):
+        self._result(result, "ok")
+
+    def v2_runner_on_skipped(self, result, **kwargs):
+        self._result(result, "skipped")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False, **kwargs):
+        self._result(result, "failed")
+
     def v2_playbook_on_stats(self, stats):
         self._close()

@@ -13,6 +13,8 @@ __metaclass__ = type
 
 import os
 
+from collections.abc import Mapping, Sequence
+
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _deploy_schema
 from ansible_collections.ascendfleet.llm.plugins.module_utils._inputs import RULES, check, message, shared_inputs
@@ -21,6 +23,16 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._shared_inputs imp
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "roles")
 ROLES = ("npu_verify", "model_prefetch", "vllm_compose", "fleet_monitoring")
 _SPECS = {}
+
+
+def spec_loader():
+    """The YAML loader the specs are read with: libyaml's (CSafeLoader, as ansible-core prefers)
+    where PyYAML has it, else the pure-Python SafeLoader (the same data, ~10x slower). Each task
+    of each host runs in a worker forked afresh, which reads the specs again: with the pure-Python
+    loader that was ~1 s of control-node CPU per input check per host (issue 30)."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def role_options(roles=ROLES):
@@ -33,7 +45,7 @@ def role_options(roles=ROLES):
             path = os.path.join(ROLES_DIR, role, "meta", "argument_specs.yml")
             try:
                 with open(path) as handle:
-                    spec = yaml.safe_load(handle) or {}
+                    spec = yaml.load(handle, Loader=spec_loader()) or {}  # nosec B506: a safe loader
             except (IOError, OSError) as exc:
                 raise AnsibleFilterError("input_errors: cannot read %s (%s)" % (path, exc))
             _SPECS[role] = ((spec.get("argument_specs") or {}).get("main") or {}).get("options") or {}
@@ -42,6 +54,20 @@ def role_options(roles=ROLES):
 
 
 UNSET = "__ascendfleet_unset__"
+
+
+def plain(value):
+    """A value as plain Python data, read once: Ansible's lazy containers template their items on
+    every access, which the checks make many of (~1 s of control-node CPU per host and input check
+    before, issue 30). Mappings and sequences become dict and list (keys kept as they are: a
+    non-string key is refused by the checks), text becomes str; other scalars stay as they are."""
+    if isinstance(value, Mapping):
+        return dict(((str(k) if isinstance(k, str) else k), plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)) or (isinstance(value, Sequence) and not isinstance(value, (str, bytes))):
+        return [plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
 
 
 def input_names(roles=ROLES):
@@ -70,8 +96,10 @@ def input_errors(variables, host="host", roles=ROLES, shared=False, deployments=
     values, errors = {}, []
     for name in names:
         try:
-            if name in variables and not (isinstance(variables[name], str) and variables[name] == UNSET):
-                values[name] = variables[name]
+            if name in variables:
+                value = plain(variables[name])
+                if not (isinstance(value, str) and value == UNSET):
+                    values[name] = value
         except Exception as exc:  # pylint: disable=broad-except
             # an undefined or broken template
             errors.append(message(host, name, "cannot be evaluated (%s)" % exc, "fix the expression or the variables it uses"))
@@ -81,6 +109,16 @@ def input_errors(variables, host="host", roles=ROLES, shared=False, deployments=
     if shared:
         refused = set(name for name in values if check(str(host), options, values, names=[name]))
         errors += conflicts(str(host), options, values, skip=refused)
+    return errors
+
+
+def fleet_input_errors(hosts, hostvars, roles=ROLES, shared=False, deployments=True):
+    """``input_errors`` of every host of ``hosts`` (e.g. ansible_play_hosts) judged on its
+    ``hostvars`` in one call, in the order of ``hosts``: one task for the whole run where each host
+    used to run its own (the messages name their host as before)."""
+    errors = []
+    for host in hosts or []:
+        errors += input_errors(hostvars[host], host, roles=roles, shared=shared, deployments=deployments)
     return errors
 
 
@@ -105,4 +143,4 @@ class FilterModule(object):
     """Input checks."""
 
     def filters(self):
-        return {"input_errors": input_errors, "input_names": input_names}
+        return {"input_errors": input_errors, "input_names": input_names, "fleet_input_errors": fleet_input_errors}

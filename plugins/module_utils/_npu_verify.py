@@ -415,6 +415,13 @@ def judge(host, gathered, settings):
     return {"findings": findings, "fact": fact, "python_usable": ctx.python_usable}
 
 
+def _whole_gb(free_gb):
+    """Free space for the report in whole GB (rounded down): the report is rewritten only when what
+    it says changes, and a live figure to 0.1 GB changed with every log line or download elsewhere
+    on the disk, so a no-op re-run rewrote it (issue 30). The check itself uses the exact figure."""
+    return None if free_gb is None else int(free_gb // 1)
+
+
 def fleet_rows(hosts, verdicts):
     """The fleet table of the report: one row per host (failing hosts first, then by name).
 
@@ -437,7 +444,7 @@ def fleet_rows(hosts, verdicts):
                      "image_cann": f["image_cann_version"], "host_cann": f["host_cann_version"],
                      "image": f.get("image"), "image_id": f.get("image_id"), "image_cann_source": f.get("image_cann_source"),
                      "docker": f["docker_version"], "compose": f["compose_version"],
-                     "cache_free_gb": (f.get("cache") or {}).get("free_gb"),
+                     "cache_free_gb": _whole_gb((f.get("cache") or {}).get("free_gb")),
                      "reasons": f["reasons"], "notes": f["notes"]})
     rows.sort(key=lambda r: ("0 " if r["verdict"] == "fail" else "1 ") + r["host"])
     passing = len([r for r in rows if r["verdict"] == "pass"])

@@ -63,6 +63,27 @@ def test_count_lines(tmp_path):
     assert bench.count_lines(str(tmp_path / "missing"), ["h-01"])["modules_per_host"] == 0
 
 
+def test_count_lines_per_role(tmp_path):
+    """Issue 30: tasks (ok, skipped) and module executions per host, per role."""
+    path = tmp_path / "c.jsonl"
+    lines = [
+        {"kind": "result", "host": "h-01", "role": "ascendfleet.llm.npu_verify", "status": "ok", "task": "Read"},
+        {"kind": "result", "host": "h-02", "role": "ascendfleet.llm.npu_verify", "status": "ok", "task": "Read"},
+        {"kind": "result", "host": "h-02", "role": "ascendfleet.llm.npu_verify", "status": "skipped", "task": "Raw"},
+        {"kind": "result", "host": "h-01", "role": None, "status": "ok", "task": "Check the inputs"},
+        {"kind": "result", "host": "other", "role": "ascendfleet.llm.npu_verify", "status": "ok", "task": "Read"},
+        {"kind": "module", "host": "h-01", "ran_on": "h-01", "connection": "community.docker.docker", "module": "m1",
+         "task": "ascendfleet.llm.npu_verify : Read"},
+        {"kind": "module", "host": "h-02", "ran_on": "h-02", "connection": "community.docker.docker", "module": "m1",
+         "task": "ascendfleet.llm.npu_verify : Read"},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    c = bench.count_lines(str(path), ["h-01", "h-02"])
+    assert c["by_role_per_host"] == {"(playbook)": {"ok": 0.5, "skipped": 0.0, "modules": 0.0},
+                                     "npu_verify": {"ok": 1.0, "skipped": 0.5, "modules": 1.0}}
+    assert c["modules_total"] == 2
+
+
 @pytest.mark.skipif(shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")) is None,
                     reason="ansible-playbook not installed (make setup)")
 def test_bench_count_callback_counts_module_executions(tmp_path):

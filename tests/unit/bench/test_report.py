@@ -19,7 +19,18 @@ def _results():
                "ratio": 3.0, "cpu_ratio": 3.0, "memory_ratio": 2.0},
     }
     scaling = {"from": 1, "to": 16, "ratio": 10.0, "floor_ratio": 5.0}
-    return {"figures": {"noop": {"by_deployments": {"1": {"deployments": 1, "by_hosts": by_hosts, "scaling": scaling}}}}}
+    by_hosts["16"]["noop"]["by_role_per_host"] = {"npu_verify": {"ok": 5.0, "skipped": 1.0, "modules": 1.0}}
+    projected = {"from_hosts": 16, "cpu_min": 25.0, "floor_cpu_min": 8.3}
+    return {"figures": {"noop": {"by_deployments": {"1": {"deployments": 1, "by_hosts": by_hosts, "scaling": scaling,
+                                                          "projected_1000": projected}}}}}
+
+
+def test_rows_per_role_and_the_1000_host_projection():
+    """Issue 30: tasks and module executions per host per role, and the CPU-minutes of a 1000-host
+    no-op projected from the largest N, next to the floor's."""
+    rows = {r[0]: r for r in report.rows(_results())}
+    assert rows["  npu_verify: tasks per host (ok + skipped), module executions"][1] == "5.0 + 1.0, 1.0"
+    assert rows["projected control-node CPU of a 1000-host no-op, 1 dep. (from N=16)"][1:4] == ("25 CPU-min", "8 CPU-min floor", "3.01x")
 
 
 def test_goals_name_what_is_met_and_why_not():

@@ -206,3 +206,22 @@ def test_the_summary_is_written_under_limit_and_names_only_hosts_of_the_run(tmp_
     record = json.loads((tmp_path / "reports" / "vllm_compose.json").read_text())
     assert [d["deployment"] for d in record["deployments"]] == ["chat"]
     assert record["hosts_without_result"] == silent
+
+
+def test_one_check_judges_every_host_and_names_each_bad_one(tmp_path):
+    """Issue 30: one task judges the inputs of every host of the run (run_once, on the control
+    node), where each host used to run its own: every bad host is named with its variable and fix,
+    in one refusal, before any host is contacted; with good inputs the run's hosts run one check in all."""
+    bad = {"npu-a01": "vllm_compose_health_timeout: 0\n", "npu-a02": "model_prefetch_cache_dir: relative/dir\n"}
+    rc, out = run(tmp_path, "check_inputs.yml", host_vars=bad)
+    assert rc == 2, out
+    flat = " ".join(out.split())
+    assert "npu-a01: vllm_compose_health_timeout: 0 is outside the range" in flat, out
+    assert "npu-a02: model_prefetch_cache_dir: 'relative/dir'" in flat, out
+    assert "UNREACHABLE" not in out, out
+    good = tmp_path / "good"
+    good.mkdir()
+    rc, out = run(good, "check_inputs.yml")
+    assert rc == 0, out
+    assert recap(out, "npu-a01")["ok"] == "1", out
+    assert "npu-a02" not in out.split("PLAY RECAP")[1], out

@@ -17,7 +17,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.ascendfleet.llm.plugins.filter.inputs import ROLES, input_errors, role_options
+from ansible_collections.ascendfleet.llm.plugins.filter.inputs import ROLES, fleet_input_errors, input_errors, role_options
 from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import vllm_compose_plan
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _deploy_schema
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _inputs as inputs
@@ -170,6 +170,20 @@ def test_valid_values_pass(values):
     assert input_errors(values, HOST) == []
 
 
+def test_one_call_judges_every_host_of_the_run_and_names_each_bad_one():
+    """Issue 30: the check of every host at once (one run_once task) gives each host's own messages,
+    in the order of the run's hosts; a host --limit leaves out is not judged."""
+    hostvars = {"npu-01": {"vllm_compose_health_timeout": 0},
+                "npu-02": {"ascendfleet_cache_dir": "/mnt/disk2/modelscope/"},
+                "npu-03": {"npu_verify_image_os": "debian", "vllm_compose_health_timeout": "1800"},
+                "npu-04": {"npu_verify_image_os": "debian"}}
+    assert fleet_input_errors(["npu-03", "npu-02", "npu-01"], hostvars, shared=True) == [
+        "npu-03: npu_verify_image_os: 'debian' is not one of 'openeuler', 'ubuntu'. Fix: use one of 'openeuler', 'ubuntu'",
+        "npu-01: vllm_compose_health_timeout: 0 is outside the range from 1 to 31536000. Fix: give the health gate's "
+        "time-out in seconds, e.g. 1800"]
+    assert fleet_input_errors(["npu-02"], hostvars) == [] and fleet_input_errors([], hostvars) == []
+
+
 # -- deployments on the control node: the planner's words, before any host changes ---------------
 
 QWEN = {"name": "q", "model": "Qwen/Qwen3-8B", "preset": "qwen3-8b"}
@@ -295,8 +309,11 @@ def test_every_role_checks_its_inputs_first():
         # refusal at once); the other roles check them here too.
         assert ("ascendfleet.llm.input_errors(inventory_hostname, roles=['%s']%s)"
                 % (role, ", deployments=false" if role == "vllm_compose" else "")) in called, role
+    # check_inputs.yml: one task for every host of the run (issue 30), each host on its own variables.
     play = yaml.safe_load((root / "playbooks" / "check_inputs.yml").read_text())[0]
-    assert "ascendfleet.llm.input_errors(inventory_hostname, shared=true)" in play["tasks"][0]["vars"]["__ascendfleet_input_errors"]
+    assert play["tasks"][0]["run_once"] is True
+    assert ("ansible_play_hosts | ascendfleet.llm.fleet_input_errors(hostvars, shared=true)"
+            in play["tasks"][0]["vars"]["__ascendfleet_input_errors"])
 
 
 def test_vllm_composes_preflight_leaves_the_deployment_keys_to_its_planner():
@@ -308,3 +325,33 @@ def test_vllm_composes_preflight_leaves_the_deployment_keys_to_its_planner():
     assert input_errors({"vllm_compose_deployments": deps}, "h", roles=["vllm_compose"], deployments=False) == []
     assert any("gpu_memory_utilization" in e for e in input_errors({"vllm_compose_deployments": deps}, "h",
                                                                    roles=["vllm_compose"]))
+
+
+class _CountingList(list):
+    """A list that counts how often it is read whole, as Ansible's lazy containers template their
+    items on every such read."""
+    reads = 0
+
+    def __iter__(self):
+        type(self).reads += 1
+        return super().__iter__()
+
+
+class _CountingVars(dict):
+    reads = {}
+
+    def __getitem__(self, name):
+        self.reads[name] = self.reads.get(name, 0) + 1
+        return super().__getitem__(name)
+
+
+def test_each_variable_is_read_once():
+    """Issue 30: each host's input check read every variable, and every item of a list, many times:
+    on Ansible's lazy containers each read templates again (~0.5 s of control-node CPU per host and
+    check). The values are made plain data once, then checked; the verdict is the same."""
+    matrix = [{"cann": "8.5.1", "driver_min": "25.5.0"}, {"cann": "x", "driver_min": "25.2.0"}]
+    variables = _CountingVars(npu_verify_driver_matrix=_CountingList(matrix), npu_verify_min_healthy_chips=_CountingList([1]))
+    errors = input_errors(variables, HOST, roles=["npu_verify"])
+    assert errors == input_errors({"npu_verify_driver_matrix": matrix, "npu_verify_min_healthy_chips": [1]}, HOST, roles=["npu_verify"])
+    assert [e.split(":")[1].strip() for e in errors] == ["npu_verify_min_healthy_chips"], errors
+    assert _CountingList.reads == 2 and set(variables.reads.values()) == {1}, (_CountingList.reads, variables.reads)

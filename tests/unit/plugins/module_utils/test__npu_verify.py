@@ -419,3 +419,15 @@ def test_no_usable_record_reads_the_image_again(report):
     from ansible_collections.ascendfleet.llm.plugins.filter.npu_verify import npu_verify_image_record
     assert npu_verify_image_record(report, "a") == {}
     assert npu_verify_image_record(None, "a") == {}
+
+
+def test_the_fleet_report_does_not_change_with_free_space_under_a_gb():
+    """Issue 30: two no-op runs in a row rewrote reports/npu_verify.json and .md, only because the
+    cache disk's free space moved (74.8 -> 75.9 GB on the bench, the disk shared with other writers).
+    The report gives free space in whole GB (rounded down); the check uses the exact figure."""
+    first, second = judged()["fact"], copy.deepcopy(judged()["fact"])
+    first["cache"]["free_gb"], second["cache"]["free_gb"] = 1099.5, 1099.1
+    rows = [nv.fleet_rows([H], {H: fact}) for fact in (first, second)]
+    assert rows[0] == rows[1] and rows[0]["hosts"][0]["cache_free_gb"] == 1099
+    second["cache"]["free_gb"] = 1098.9
+    assert nv.fleet_rows([H], {H: second})["hosts"][0]["cache_free_gb"] == 1098
