@@ -193,13 +193,19 @@ def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
         bench.Config()
 
 
-def test_fewer_deployments_after_more_removes_the_others(monkeypatch, tmp_path):
+@pytest.fixture(name="noop_bench")
+def fixture_noop_bench(monkeypatch, tmp_path):
+    """A bench of the no-op section on one host, working in tmp_path, whatever BENCH_* the shell has."""
     for key in list(os.environ):
         if key.startswith("BENCH_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("BENCH_WORK", str(tmp_path))
     monkeypatch.setenv("BENCH_SECTIONS", "noop")
     monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
+
+
+@pytest.mark.usefixtures("noop_bench")
+def test_fewer_deployments_after_more_removes_the_others():
     b = bench.Bench(bench.Config())
     flag, path = b.deployments_extra(1, remove_up_to=2)
     assert flag == "-e" and path.startswith("@")
@@ -213,16 +219,11 @@ def test_fewer_deployments_after_more_removes_the_others(monkeypatch, tmp_path):
         assert [d.get("state", "present") for d in json.load(handle)["ascendfleet_deployments"]] == ["present", "present"]
 
 
-def test_the_fleet_starts_clean_after_a_killed_bench(monkeypatch, tmp_path):
+@pytest.mark.usefixtures("noop_bench")
+def test_the_fleet_starts_clean_after_a_killed_bench(monkeypatch):
     """A bench killed mid-run (Ctrl-C) left its hosts' Docker volumes; the next `fleet.sh up` reused
     them, their Engines restarted the old deployments (crash-looping until the prefetch put their model
     back) and the first deploy failed the gate on 4 hosts. `up` takes the fleet and hub down first."""
-    for key in list(os.environ):
-        if key.startswith("BENCH_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("BENCH_WORK", str(tmp_path))
-    monkeypatch.setenv("BENCH_SECTIONS", "noop")
-    monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
     calls = []
 
     def run(argv, **kwargs):
