@@ -238,12 +238,9 @@ class Bench:
         # From a clean fleet: a bench that was killed (Ctrl-C, a lost session) leaves its hosts' Docker
         # volumes, whose Engines would start the old deployments again (crash-looping until the
         # prefetch puts their model back), and the first deploy would then measure and judge those.
-        res = subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "down"], env=self.fleet_env(),
-                             capture_output=True, text=True, check=False)
-        if res.returncode != 0:
+        res = self.remove()
+        if res is not None and res.returncode != 0:
             raise RuntimeError("fleet.sh down (before up) failed: %s" % (res.stdout + res.stderr)[-3000:])
-        subprocess.run(["docker", "rm", "-f", "-v", self.cfg.hub], capture_output=True, check=False)
-        subprocess.run(["docker", "volume", "rm", self.cfg.hub + "-state"], capture_output=True, check=False)
         t0 = time.monotonic()
         res = subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "up"], env=self.fleet_env(),
                              capture_output=True, text=True, check=False)
@@ -259,17 +256,23 @@ class Bench:
         self.results["hub_start_s"] = time.monotonic() - t0
         # fleet.sh up built the modelscope wheelhouse with the rest (tests/sim/assets.sh).
 
+    def remove(self):
+        """Remove the hub, its state and the fleet (fleet.sh down, once the inventory is written):
+        fleet.sh's result, or None when there was no fleet to take down."""
+        subprocess.run(["docker", "rm", "-f", "-v", self.cfg.hub], capture_output=True, check=False)
+        subprocess.run(["docker", "volume", "rm", self.cfg.hub + "-state"], capture_output=True, check=False)
+        if self.cfg.fleet_size not in self.inv:
+            return None
+        return subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "down"], env=self.fleet_env(),
+                              capture_output=True, text=True, check=False)
+
     def down(self):
         if self.cfg.keep:
             log("BENCH_KEEP=1: fleet, hub and network left up")
             return
-        subprocess.run(["docker", "rm", "-f", "-v", self.cfg.hub], capture_output=True, check=False)
-        subprocess.run(["docker", "volume", "rm", self.cfg.hub + "-state"], capture_output=True, check=False)
-        if self.cfg.fleet_size in self.inv:
-            res = subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "down"], env=self.fleet_env(),
-                                 capture_output=True, text=True, check=False)
-            if res.returncode != 0:
-                log("fleet.sh down failed: %s" % (res.stdout + res.stderr)[-1000:])
+        res = self.remove()
+        if res is not None and res.returncode != 0:
+            log("fleet.sh down failed: %s" % (res.stdout + res.stderr)[-1000:])
         log("fleet, hub and network removed")
 
     # ---------------------------------------------------------------- one measured run
