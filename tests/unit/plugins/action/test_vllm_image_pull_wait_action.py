@@ -11,6 +11,8 @@ from ansible.playbook.task import Task
 from ansible_collections.ascendfleet.llm.plugins.action import vllm_image_pull_wait as mod
 from ansible_collections.ascendfleet.llm.plugins.module_utils._image_pull import PullProgress
 
+from ..fake_clock import Clock
+
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "image_pull")
 IMAGE = "reg:5000/quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler"
 
@@ -25,19 +27,6 @@ def snapshots(upto_list):
             progress.feed(line)
         out.append(progress.snapshot())
     return out
-
-
-class Clock(object):
-    """Monotonic time that sleeping advances (the action's clock and sleep seams)."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 def action(statuses, files, args=None, check_mode=False):

@@ -12,16 +12,7 @@ from ansible.playbook.task import Task
 from ansible_collections.ascendfleet.llm.plugins.action.vllm_lock import ActionModule
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_lock as lk
 
-
-class Clock(object):
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
+from ..fake_clock import Clock
 
 
 def action(tmp_path, args, check_mode=False, on_call=None):
