@@ -63,7 +63,7 @@ def plain(value):
     non-string key is refused by the checks), text becomes str; other scalars stay as they are."""
     if isinstance(value, Mapping):
         return dict(((str(k) if isinstance(k, str) else k), plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)) or (isinstance(value, Sequence) and not isinstance(value, (str, bytes))):
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         return [plain(v) for v in value]
     if isinstance(value, str):
         return str(value)
