@@ -16,6 +16,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import fab
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import member_mismatches, ping_plan
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import multinode_deployments as _deployments
 from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import multinode_members as _multinode_members
+from ansible_collections.ascendfleet.llm.plugins.module_utils._fabric import multinode_refusals as _refusals
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import MEMBER_KEYS
 
 
@@ -62,10 +63,28 @@ def multinode_members(hosts, hostvars, variables=("ascendfleet_deployments",)):
     return _multinode_members(hosts, lists)
 
 
+def _deployment_lists(hosts, hostvars, variables, name):
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise AnsibleFilterError("%s: expected a list of inventory names, got %r" % (name, hosts))
+    names = [variables] if isinstance(variables, str) else list(variables)
+    return {host: next((hostvars[host][n] for n in names if n in hostvars[host]), []) for host in hosts}
+
+
+def multinode_refusals(hosts, hostvars, servers, variables=("vllm_compose_deployments", "ascendfleet_deployments")):
+    """Every refusal of a multi-node deployment some member of which the run (``hosts``) leaves out.
+
+    A host's deployments are those of the first of ``variables`` its host vars define.
+    """
+    if not isinstance(servers, list):
+        raise AnsibleFilterError("multinode_refusals: servers must be the list groups['ascend_servers'], got %r" % (servers,))
+    return _refusals(hosts, _deployment_lists(hosts, hostvars, variables, "multinode_refusals"), servers)
+
+
 class FilterModule(object):
     """Multi-node fabric filters."""
 
     def filters(self):
         return {"fabric_ping_plan": fabric_ping_plan, "fabric_findings": fabric_findings,
                 "fabric_member_mismatches": fabric_member_mismatches,
-                "multinode_members": multinode_members, "multinode_deployments": multinode_deployments}
+                "multinode_members": multinode_members, "multinode_deployments": multinode_deployments,
+                "multinode_refusals": multinode_refusals}

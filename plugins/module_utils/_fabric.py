@@ -252,3 +252,34 @@ def multinode_members(hosts: List[str], deployment_lists: List[object]) -> List[
             if isinstance(members, list):
                 listed.update(m for m in members if isinstance(m, str))
     return [host for host in hosts if host in listed]
+
+
+def multinode_refusals(run_hosts: List[str], deployments_of: dict, servers: List[str]) -> List[str]:
+    """Every refusal of a multi-node deployment some member of which is not in the run.
+
+    ``run_hosts`` are the hosts of the run (after ``--limit``), ``deployments_of`` maps each of them
+    to its deployment list, ``servers`` is the inventory group ``ascend_servers``. For each host of
+    the run and each present multi-node deployment of its list naming it as a member: a member left
+    out of the run by ``--limit`` or not in ``ascend_servers`` at all is refused, naming host,
+    deployment, the members and the fix (one message per host and deployment, in run order).
+    """
+    in_run = set(run_hosts)
+    out = []
+    for host in run_hosts:
+        for dep in multinode_deployments(host, deployments_of.get(host)):
+            missing = [m for m in dep["members"] if isinstance(m, str) and m not in in_run]
+            if not missing:
+                continue
+            name = dep.get("name")
+            limited = [m for m in missing if m in servers]
+            unknown = [m for m in missing if m not in servers]
+            found = "; ".join(([", ".join(limited) + " left out of this run by --limit"] if limited else [])
+                              + ([", ".join(unknown) + " not in the inventory group ascend_servers"] if unknown else []))
+            keep = set(run_hosts) | set(limited)
+            fixes = (["run with --limit %s (every member of %s in the run), or without --limit"
+                      % (",".join(s for s in servers if s in keep), name)] if limited else []) \
+                + (["add %s to ascend_servers, or correct the members of %s in ascendfleet_deployments"
+                    % (", ".join(unknown), name)] if unknown else [])
+            out.append("%s: deployment %s: members: %s; a multi-node deployment changes on all its members at once, "
+                       "so nothing was changed. Fix: %s" % (host, name, found, "; ".join(fixes)))
+    return out

@@ -91,3 +91,32 @@ def test_multinode_deployments_of_a_host():
     assert FILTERS["multinode_deployments"]("not a list", "c") == []
     with pytest.raises(AnsibleFilterError, match="multinode_deployments: host must be an inventory name"):
         FILTERS["multinode_deployments"](deps, None)
+
+
+def test_multinode_refusals_name_host_deployment_members_and_fix():
+    big = {"name": "big", "members": ["a", "b", "x"]}
+    hostvars = {"a": {"ascendfleet_deployments": [{"name": "one"}, big]},
+                "b": {"ascendfleet_deployments": [big]},
+                "c": {"ascendfleet_deployments": [{"name": "pair", "members": ["c", "d"]}]},
+                "d": {"vllm_compose_deployments": [], "ascendfleet_deployments": [{"name": "pair", "members": ["c", "d"]}]}}
+    servers = ["a", "b", "c", "d"]
+    # Run a only: b is left out by --limit, x is in no inventory group.
+    assert FILTERS["multinode_refusals"](["a"], hostvars, servers) == [
+        "a: deployment big: members: b left out of this run by --limit; x not in the inventory group ascend_servers; "
+        "a multi-node deployment changes on all its members at once, so nothing was changed. Fix: run with --limit a,b "
+        "(every member of big in the run), or without --limit; add x to ascend_servers, or correct the members of big "
+        "in ascendfleet_deployments"]
+    # The whole fleet: x still refused, on each member of big that runs; c and d complete pair (d's
+    # vllm_compose_deployments, the first variable it defines, holds none).
+    assert [m.split(";")[0] for m in FILTERS["multinode_refusals"](servers, hostvars, servers)] == [
+        "a: deployment big: members: x not in the inventory group ascend_servers",
+        "b: deployment big: members: x not in the inventory group ascend_servers"]
+    assert FILTERS["multinode_refusals"](["c"], hostvars, servers) == [
+        "c: deployment pair: members: d left out of this run by --limit; a multi-node deployment changes on all its "
+        "members at once, so nothing was changed. Fix: run with --limit c,d (every member of pair in the run), or "
+        "without --limit"]
+    assert FILTERS["multinode_refusals"](["d"], hostvars, servers) == []
+    assert FILTERS["multinode_refusals"](["d"], hostvars, servers, ["ascendfleet_deployments"])[0].startswith(
+        "d: deployment pair: members: c left out")
+    with pytest.raises(AnsibleFilterError, match="expected a list of inventory names"):
+        FILTERS["multinode_refusals"]("a", hostvars, servers)
