@@ -101,9 +101,9 @@ class Config:
         # them BENCH_GATEWAY_LATENCY_ROUNDS requests one at a time through the gateway and as many
         # straight to the hosts.
         self.gateway_hosts = int(env_str("BENCH_GATEWAY_HOSTS", "2" if quick else "4"))
-        self.gateway_requests = int(env_str("BENCH_GATEWAY_REQUESTS", "3000"))
+        self.gateway_requests = int(env_str("BENCH_GATEWAY_REQUESTS", "6000"))
         self.gateway_workers = int(env_str("BENCH_GATEWAY_WORKERS", "4"))
-        self.gateway_pace = float(env_str("BENCH_GATEWAY_PACE", "0.2"))
+        self.gateway_pace = float(env_str("BENCH_GATEWAY_PACE", "0.25"))
         self.gateway_latency_rounds = int(env_str("BENCH_GATEWAY_LATENCY_ROUNDS", "200"))
         self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout,gateway").split(",")]
         self.prefix = env_str("BENCH_PREFIX", "ascendfleet-bench")
@@ -802,7 +802,8 @@ class Bench:
         # The same serial-1 rollout with drain (the role's default) and without, each to a tag no host runs.
         for drain in (True, False):
             running = {(st.get("image") or "").split(":")[-1] for st in self.startup_times(hosts, self.endpoints(hosts)).values()}
-            target = next_target(running, ROLLOUT_TARGETS)
+            present = set.intersection(*[set(dexec(h, "docker images --format '{{.Tag}}'", check=False).split()) for h in hosts])
+            target = next_target(running, ROLLOUT_TARGETS, present)
             if target is None:
                 self.not_measured("gateway rollout, drain %s" % ("on" if drain else "off"), "every stand-in tag already runs on a host: %s" % sorted(running))
                 continue
@@ -866,14 +867,14 @@ class Bench:
 
 
 # -------------------------------------------------------------------- helpers
-def next_target(running_tags, targets=tuple(ROLLOUT_TARGETS)):
+def next_target(running_tags, targets=tuple(ROLLOUT_TARGETS), present_tags=()):
     """The first (version, flavour) of ``targets`` whose tag (version, plus -openeuler for
-    openeuler) none of ``running_tags`` is, so every host of a rollout to it changes; None when
-    every one runs somewhere."""
-    for version, flavour in targets:
-        if version + ("-openeuler" if flavour == "openeuler" else "") not in running_tags:
-            return version, flavour
-    return None
+    openeuler) none of ``running_tags`` is, so every host of a rollout to it changes; of those,
+    the first whose image every host has already (``present_tags``: no archive to copy and load,
+    the rollout measures the change itself); None when every one runs somewhere."""
+    free = [(v, f) for v, f in targets if v + ("-openeuler" if f == "openeuler" else "") not in running_tags]
+    have = [(v, f) for v, f in free if v + ("-openeuler" if f == "openeuler" else "") in present_tags]
+    return (have or free or [None])[0]
 
 
 def snapshot(roots, skip, hash_below=1 << 20):

@@ -426,8 +426,8 @@ Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8,16`; qu
 (`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@2,50%@4`:
 serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`1`: floors per N at least; one right before each no-op), `BENCH_SECTIONS`
 (`noop,prefetch,rollout,gateway`; e.g. `BENCH_SECTIONS=gateway` runs the gateway section alone, on its
-own first deploy), `BENCH_GATEWAY_HOSTS` (`4`; quick `2`), `BENCH_GATEWAY_REQUESTS` (`3000`: at most, per
-rollout), `BENCH_GATEWAY_WORKERS` (`4`), `BENCH_GATEWAY_PACE` (`0.2`: seconds between two requests of
+own first deploy), `BENCH_GATEWAY_HOSTS` (`4`; quick `2`), `BENCH_GATEWAY_REQUESTS` (`6000`: at most, per
+rollout), `BENCH_GATEWAY_WORKERS` (`4`), `BENCH_GATEWAY_PACE` (`0.25`: seconds between two requests of
 one worker, at least), `BENCH_GATEWAY_LATENCY_ROUNDS` (`200`), `BENCH_MITOGEN` (a directory holding `ansible_mitogen`, e.g. an unpacked
 mitogen wheel: adds stock-vs-`mitogen_linear` runs), `BENCH_NOTE` (a line about the tree
 measured), `BENCH_KEEP=1` (leave the fleet up), `BENCH_HUB_PORT` (`18180`),
@@ -517,13 +517,13 @@ down at the end.
    order swapped every round; each on a new connection; p50 and p99 of each side over the
    requests answered, and the difference (`benchlib/metrics.py: added_latency`). **Drain**: the
    same serial-1 rollout of the N hosts (`deploy-qwen.yml`, `vllm_compose_serial=1`, a stand-in
-   tag no host runs yet) twice: with `vllm_compose_gateway_drain: true` (the role's default: each
+   tag no host runs yet, one every host has already where there is one: no archive to copy) twice: with `vllm_compose_gateway_drain: true` (the role's default: each
    deployment drained on the gateway before it is touched, enabled after its gate) and with
    `false` (the gateway's health checks alone follow the hosts). During each,
    `bench/benchlib/load.py` sends OpenAI chat requests for the sim deployment's served name
-   through the gateway: 4 workers, each at most one request per 0.2 s, every third request
+   through the gateway: 4 workers, each at most one request per 0.25 s, every third request
    streaming, each on a new connection with a 30 s timeout, from 2 s before the playbook
-   starts until every host answers again after it, at most 3000 requests (and 900 s) per
+   starts until every host answers again after it, at most 6000 requests (and 900 s) per
    rollout; the load "covers" the rollout when it was still sending when the playbook ended.
    Each answer is judged by `benchlib/chat.py`: failed = no status line (refused, reset, timed
    out) or a status other than 200; truncated = 200 but a JSON body without a `finish_reason`

@@ -254,6 +254,9 @@ def test_next_target_is_a_tag_no_host_runs():
     assert bench.next_target({"v0.18.0rc1"}) == ("v0.18.0rc1", "openeuler")
     assert bench.next_target({"v0.18.0rc1-openeuler", "v0.18.0rc1"}) == ("v0.17.0rc1", "ubuntu")
     assert bench.next_target({"v0.18.0rc1-openeuler", "v0.18.0rc1", "v0.17.0rc1", "v0.17.0rc1-openeuler"}) is None
+    # An image every host has already goes first: the rollout copies and loads no archive.
+    assert bench.next_target({"v0.18.0rc1"}, present_tags={"v0.18.0rc1", "v0.17.0rc1-openeuler"}) == ("v0.17.0rc1", "openeuler")
+    assert bench.next_target({"v0.18.0rc1"}, present_tags={"v0.18.0rc1"}) == ("v0.18.0rc1", "openeuler")
 
 
 def test_only_the_gateway_inventory_names_the_gateway(monkeypatch, tmp_path):
