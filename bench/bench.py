@@ -191,10 +191,10 @@ class Bench:
     # ---------------------------------------------------------------- set-up / tear-down
     def _missing_parts(self):
         missing = {}
-        for role in ("npu_verify", "model_prefetch", "vllm_compose"):
+        for role in ("npu_verify", "model_prefetch", "vllm_compose", "fleet_gateway"):
             if not os.path.isfile(os.path.join(TOP, "roles", role, "tasks", "main.yml")):
                 missing[role] = "role %s missing (roles/%s/tasks/main.yml)" % (role, role)
-        for book in ("deploy-qwen.yml", "prefetch.yml"):
+        for book in ("deploy-qwen.yml", "prefetch.yml", "gateway.yml"):
             if not os.path.isfile(os.path.join(TOP, "playbooks", book)):
                 missing[book] = "playbook playbooks/%s missing" % book
         return missing
@@ -713,14 +713,18 @@ class Bench:
             serial, label_note, fmt(r["unavailability"]["max"]), fmt(r["startup"]["median"]), fmt(r["overhead"]["max"]), r["capacity_min"], n - batch))
         return r
 
+    def deployed_for(self, what, *parts):
+        """Whether the roles and playbooks of a rollout (and ``parts``) exist and the fleet runs one
+        deployment per host; else ``what`` is not measured, and why."""
+        why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml", *parts)
+        if why or not self.ensure_deployed(1):
+            self.not_measured(what, why or "deploying one deployment per host failed")
+            return False
+        return True
+
     def section_rollout(self):
         cfg = self.cfg
-        why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml")
-        if why:
-            self.not_measured("rolling image-tag rollout", why)
-            return
-        if not self.ensure_deployed(1):
-            self.not_measured("rolling image-tag rollout", "deploying one deployment per host failed")
+        if not self.deployed_for("rolling image-tag rollout"):
             return
         figs = self.results["figures"].setdefault("rollout", {"runs": []})
         # Every run targets an image no host runs yet, so every host of it changes (the fleet
@@ -749,13 +753,7 @@ class Bench:
     def section_gateway(self):
         """Issue 31: the fleet's one endpoint during a serial-1 rollout, with drain and without."""
         cfg = self.cfg
-        why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml") or (
-            None if os.path.isfile(os.path.join(TOP, "playbooks", "gateway.yml")) else "playbook playbooks/gateway.yml missing")
-        if why:
-            self.not_measured("requests through the gateway during a rollout", why)
-            return
-        if not self.ensure_deployed(1):
-            self.not_measured("requests through the gateway during a rollout", "deploying one deployment per host failed")
+        if not self.deployed_for("requests through the gateway during a rollout", "fleet_gateway", "gateway.yml"):
             return
         n = cfg.gateway_hosts
         hosts = [h for h, _ in self.fleet[:n]]

@@ -517,8 +517,9 @@ down at the end.
    order swapped every round; each on a new connection; p50 and p99 of each side over the
    requests answered, and the difference (`benchlib/metrics.py: added_latency`). **Drain**: the
    same serial-1 rollout of the N hosts (`deploy-qwen.yml`, `vllm_compose_serial=1`, a stand-in
-   tag no host runs yet, one every host has already where there is one: no archive to copy) twice: with `vllm_compose_gateway_drain: true` (the role's default: each
-   deployment drained on the gateway before it is touched, enabled after its gate) and with
+   tag no host runs yet, one every host has already where there is one: no archive to copy)
+   twice: with `vllm_compose_gateway_drain: true` (the role's default: each deployment drained
+   on the gateway before it is touched, enabled after its gate) and with
    `false` (the gateway's health checks alone follow the hosts). During each,
    `bench/benchlib/load.py` sends OpenAI chat requests for the sim deployment's served name
    through the gateway: 4 workers, each at most one request per 0.25 s, every third request
@@ -531,9 +532,9 @@ down at the end.
    `data: [DONE]`, or a connection broken while reading. The goal: 0 failed or truncated with
    drain (the run without drain, in the floor column, shows what the drain is worth). The
    stand-in answers in milliseconds (no `ASCENDFLEET_SIM_RESPONSE_SECONDS`), so few requests are
-   in flight when a container stops; what fails without drain is mostly the requests sent to a
-   host between its stop and the health checks taking it out of its pool, and after its start
-   before it answers. The poller of item 4 watches the hosts' own endpoints at the same time
+   in flight when a container stops, and HAProxy retries a refused connection on another server
+   (`option redispatch`, `retries 2`): what still fails without drain is a request the server
+   took and closed without an answer (the gateway's 502), counted by its reason. The poller of item 4 watches the hosts' own endpoints at the same time
    (their outages show the hosts really went away). The sim gateway runs Debian 12's HAProxy
    2.6 (image `ascendfleet-sim/haproxy`, loaded from the sim cache's archive), not the role's
    default `docker.io/library/haproxy:3.0.5`: there is no registry here.

@@ -173,10 +173,8 @@ def test_bench_deployments_take_the_sim_inventorys_first(tmp_path):
     assert real[0]["port"] != real[1]["port"]
 
 
-def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
-    for key in list(os.environ):
-        if key.startswith("BENCH_"):
-            monkeypatch.delenv(key)
+def test_the_fleet_is_as_large_as_the_sections_asked_for(bench_env):
+    monkeypatch = bench_env
     cfg = bench.Config()
     assert (cfg.noop_hosts, cfg.noop_deployments, cfg.floor_repeat, cfg.fleet_size) == ([1, 4, 8, 16], [1, 2], 1, 16)
     assert cfg.rollouts == [("1", 2), ("50%", 4)]
@@ -200,15 +198,21 @@ def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
         bench.Config()
 
 
-@pytest.fixture(name="noop_bench")
-def fixture_noop_bench(monkeypatch, tmp_path):
-    """A bench of the no-op section on one host, working in tmp_path, whatever BENCH_* the shell has."""
+@pytest.fixture(name="bench_env")
+def fixture_bench_env(monkeypatch, tmp_path):
+    """No BENCH_* of the shell; the bench works in tmp_path. The monkeypatch, to set more."""
     for key in list(os.environ):
         if key.startswith("BENCH_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("BENCH_WORK", str(tmp_path))
-    monkeypatch.setenv("BENCH_SECTIONS", "noop")
-    monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
+    return monkeypatch
+
+
+@pytest.fixture(name="noop_bench")
+def fixture_noop_bench(bench_env):
+    """A bench of the no-op section on one host, working in tmp_path, whatever BENCH_* the shell has."""
+    bench_env.setenv("BENCH_SECTIONS", "noop")
+    bench_env.setenv("BENCH_NOOP_HOSTS", "1")
 
 
 @pytest.mark.usefixtures("noop_bench")
@@ -259,15 +263,11 @@ def test_next_target_is_a_tag_no_host_runs():
     assert bench.next_target({"v0.18.0rc1"}, present_tags={"v0.18.0rc1"}) == ("v0.18.0rc1", "openeuler")
 
 
-def test_only_the_gateway_inventory_names_the_gateway(monkeypatch, tmp_path):
+def test_only_the_gateway_inventory_names_the_gateway(bench_env):
     """fleet.sh brings the gateway host up and down with the fleet; only the gateway section's
     inventory has it in ascendfleet_gateways (the other sections' runs set up no gateway)."""
-    for key in list(os.environ):
-        if key.startswith("BENCH_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("BENCH_WORK", str(tmp_path))
-    monkeypatch.setenv("BENCH_SECTIONS", "rollout,gateway")
-    monkeypatch.setenv("BENCH_PREFIX", "hx-bench")
+    bench_env.setenv("BENCH_SECTIONS", "rollout,gateway")
+    bench_env.setenv("BENCH_PREFIX", "hx-bench")
     b = bench.Bench(bench.Config())
     b.write_inventories()
     import yaml  # pylint: disable=import-outside-toplevel
