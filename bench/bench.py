@@ -697,7 +697,7 @@ class Bench:
             st = after.get(h, {})
             per_host[h] = dict(un, startup_s=st.get("startup_s"), image=st.get("image"),
                                overhead_s=(un["longest"] - st["startup_s"]) if (un["outages"] and st.get("startup_s") is not None) else None,
-                               samples=len(samples[h]))
+                               samples=len(samples[h]), windows=[[o["start"], o["end"]] for o in metrics.outages(samples[h])])
         r = {
             "serial": serial, "batch": batch, "hosts": n, "target": tag, "run": pick(rec),
             "window_s": t_end - t_start, "window": [t_start, t_end],
@@ -821,10 +821,13 @@ class Bench:
                    "load_window": [first, last],
                    # The load covered the rollout: sending before the playbook started and still when it ended.
                    "covered": bool(answers) and first <= r["window"][0] and last >= r["window"][1] and budget_left,
-                   "bad_at": [round(a["t"] - r["window"][0], 2) for a in answers if a["verdict"] != chat.OK][:50]}
+                   "bad_at": [round(a["t"] - r["window"][0], 2) for a in answers if a["verdict"] != chat.OK][:50],
+                   # Bad answers while a host's own endpoint was out (poller.py): the host the rollout had taken away.
+                   "bad_in_outage": metrics.overlapping([(a["t"], a["t"] + a["seconds"]) for a in answers if a["verdict"] != chat.OK],
+                                                        [w for p in r["per_host"].values() for w in p["windows"]])}
             figs["runs"].append(run)
-            log("    drain %s: %d requests (%d streams): %d failed, %d truncated%s; %s" % (
-                "on" if drain else "off", counts["sent"], counts["streams"], counts["failed"], counts["truncated"],
+            log("    drain %s: %d requests (%d streams): %d failed, %d truncated (%d while a host was out)%s; %s" % (
+                "on" if drain else "off", counts["sent"], counts["streams"], counts["failed"], counts["truncated"], run["bad_in_outage"],
                 "" if run["covered"] else " (the load did NOT cover the whole rollout)",
                 "; ".join("%s x%d" % (k, v) for k, v in counts["reasons"][:4]) or "no bad answer"))
 

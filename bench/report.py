@@ -160,7 +160,8 @@ def goals(results, previous=None):
         r, ld = run["rollout"], run["load"]
         why = []
         if ld["bad"]:
-            why.append("; ".join("%s x%d" % (k, v) for k, v in ld["reasons"][:4]))
+            why.append("; ".join("%s x%d" % (k, v) for k, v in ld["reasons"][:4])
+                       + " (%s of them while a host's own endpoint was out)" % run.get("bad_in_outage", "-"))
         if not run["covered"]:
             why.append("the load did not cover the whole rollout (budget %s requests used up or stopped early)" % gw.get("budget"))
         if not r["run"]["ok"]:
@@ -308,7 +309,9 @@ def _gateway_rows(gw):
     for run in gw.get("runs", []):
         r, ld = run["rollout"], run["load"]
         label = "gateway, rollout serial 1 -> %s, N=%d, drain %s" % (r["target"], r["hosts"], "on" if run["drain"] else "off")
-        out.append((label + ": chat requests through the gateway", _load_text(ld) + ("" if run["covered"] else " (load did NOT cover the rollout)"),
+        note = " (%d while a host's own endpoint was out)" % run["bad_in_outage"] if ld["bad"] and "bad_in_outage" in run else ""
+        out.append((label + ": chat requests through the gateway",
+                    _load_text(ld) + note + ("" if run["covered"] else " (load did NOT cover the rollout)"),
                     "-", "-", ("0 bad: " + ("met" if ld["bad"] == 0 and run["covered"] else "NOT met")) if run["drain"] else "comparison"))
         out += [("  " + fig if i == 0 else fig, v, f, ra, g) for i, (fig, v, f, ra, g) in
                 enumerate(_rollout_rows(r, "hosts' own endpoints"))]

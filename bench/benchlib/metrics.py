@@ -62,6 +62,12 @@ def added_latency(direct, through, pcts=(50, 99)):
     return out
 
 
+def overlapping(spans, windows):
+    """How many of ``spans`` ([(start, end), ...], e.g. the requests that failed) overlap one of
+    ``windows`` at least (e.g. the outages of the hosts' own endpoints); ends included."""
+    return sum(1 for a, b in spans if any(a <= end and start <= b for start, end in windows))
+
+
 def outages(samples):
     """Outages of one endpoint from its poll samples ``[(t, ok), ...]`` (any order).
 

@@ -134,3 +134,12 @@ def test_added_latency_is_the_difference_of_the_percentiles():
     assert out["added"]["p99"] == pytest.approx(0.00596 - 0.00496)
     empty = metrics.added_latency([], through)
     assert empty["added"] == {"p50": None, "p99": None} and empty["through"]["p50"] == pytest.approx(0.004)
+
+
+def test_overlapping_counts_spans_touching_a_window():
+    windows = [(10.0, 15.0), (30.0, 31.0)]
+    # inside, straddling the start, touching the end, between two windows, after both
+    spans = [(11.0, 11.1), (9.5, 10.0), (15.0, 16.0), (20.0, 20.5), (40.0, 41.0)]
+    assert metrics.overlapping(spans, windows) == 3
+    assert metrics.overlapping(spans, []) == 0
+    assert metrics.overlapping([], windows) == 0
