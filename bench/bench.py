@@ -769,6 +769,7 @@ class Bench:
         up = self.playbook("gateway up (gateway.yml, untimed)", "playbooks/gateway.yml", n, extra=gw_extra, inv=self.gateway_inv)
         figs["setup"] = pick(up)
         address = self.address(cfg.gateway)
+        # fleet_gateway_port of the sim group_vars (ascendfleet_gateways.yml); the role's metrics port.
         url = "http://%s:8080/v1" % address
         metrics_url = "http://%s:8405/metrics" % address
         states = self.gateway_up(metrics_url, n)
