@@ -288,8 +288,10 @@ def _rollout_rows(r, label):
              "%d/%d hosts on target" % (r["hosts_on_target"], len(r["per_host"])), "-", "-")]
 
 
-def _ms(seconds):
-    return _f(None if seconds is None else seconds * 1000.0, 1, " ms")
+def _ms(seconds, signed=False):
+    if seconds is None:
+        return "-"
+    return ("%+.1f ms" if signed else "%.1f ms") % (seconds * 1000.0)
 
 
 def _load_text(ld):
@@ -304,7 +306,7 @@ def _gateway_rows(gw):
     if lat:
         for p in ("p50", "p99"):
             out.append(("gateway latency added per chat request, %s (%d + %d requests one at a time)" % (p, lat["n"]["through"], lat["n"]["direct"]),
-                        "+" + _ms(lat["added"][p]) + " (%s through it)" % _ms(lat["through"][p]), _ms(lat["direct"][p]) + " straight to a host",
+                        _ms(lat["added"][p], signed=True) + " (%s through it)" % _ms(lat["through"][p]), _ms(lat["direct"][p]) + " straight to a host",
                         _f(_ratio(lat["through"][p], lat["direct"][p]), 2, "x"), "-"))
     for run in gw.get("runs", []):
         r, ld = run["rollout"], run["load"]
