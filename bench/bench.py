@@ -14,6 +14,11 @@ Sections (each says "not measured: ..." and the rest still runs when something i
             cached no-op vs parallel sha256sum and vs the floor playbook
   rollout   image-tag rollout with each serial: per-host unavailability seen by a polling
             client vs the stand-in's own start-up, fleet capacity vs N - batch
+  gateway   the fleet's one endpoint (role fleet_gateway, HAProxy) on a sim host of its own:
+            latency it adds per chat request (p50, p99) vs calling a host directly, then
+            bounded chat load through it (some streaming, a few workers) during a serial-1
+            rollout of N hosts with drain (vllm_compose_gateway_drain) and the same rollout
+            without: failed and truncated requests of each
 Every playbook run also records the control node's CPU seconds and peak memory.
 See docs/benchmarks.md for what each figure means.
 """
@@ -35,7 +40,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "tests", "sim"))
 
-from benchlib import inventory, metrics, runner  # noqa: E402  pylint: disable=wrong-import-position
+from benchlib import chat, inventory, load, metrics, runner  # noqa: E402  pylint: disable=wrong-import-position
 from benchlib.poller import Poller  # noqa: E402  pylint: disable=wrong-import-position
 import fleet_endpoints  # noqa: E402  pylint: disable=wrong-import-position,import-error
 
@@ -51,6 +56,15 @@ SIM_COMPOSE_VARS = os.path.join(TOP, "inventories", "sim", "group_vars", "ascend
 SECOND_DEPLOYMENT = {"name": "chat", "preset": "qwen3-8b", "model": "Qwen/Qwen3-8B", "revision": "master", "port": 8001}
 SECOND_MODEL = {"weights_bytes": 4 << 20, "shards": 2}
 MAX_DEPLOYMENTS = 2
+# The stand-in image tags a rollout moves to, (ascendfleet_image_version, ascendfleet_image_os):
+# the fleet starts on v0.17.0rc1-openeuler, vllm_compose's default; each rollout section's run
+# targets one no host of it runs yet, so every host of the run changes.
+ROLLOUT_TARGETS = [("v0.18.0rc1", "openeuler"), ("v0.18.0rc1", "ubuntu"), ("v0.17.0rc1", "ubuntu"), ("v0.17.0rc1", "openeuler")]
+# The gateway section's HAProxy health checks: every 2 s (timeout 2 s), out after 2 failed, back
+# after 2 passed, as in molecule/fleet_gateway_routing but with the role's fall/rise (the role's
+# 10 s interval is for engines that take minutes to start; the stand-in starts in about 5 s).
+GATEWAY_VARS = {"fleet_gateway_check_interval": "2s", "fleet_gateway_check_timeout": "2s",
+                "fleet_gateway_check_fall": 2, "fleet_gateway_check_rise": 2}
 # Directories of the control node the roles may write to (reports go to $PWD/reports, the
 # run's working directory), minus the harness's own output; a no-op writes none of them.
 SNAPSHOT_SKIP_NAMES = {".git", ".venv", "__pycache__", ".pytest_cache"}
@@ -81,10 +95,22 @@ class Config:
         # compared with (floor, no-op, floor, no-op, ...), at least BENCH_FLOOR_REPEAT times per
         # N; the median is kept.
         self.floor_repeat = int(env_str("BENCH_FLOOR_REPEAT", "1"))
-        self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout").split(",")]
+        # The gateway section: a serial-1 rollout of this many hosts behind the gateway, with drain and
+        # without; per rollout at most BENCH_GATEWAY_REQUESTS chat requests from BENCH_GATEWAY_WORKERS
+        # workers, each at most one per BENCH_GATEWAY_PACE seconds (every third one streaming); before
+        # them BENCH_GATEWAY_LATENCY_ROUNDS requests one at a time through the gateway and as many
+        # straight to the hosts.
+        self.gateway_hosts = int(env_str("BENCH_GATEWAY_HOSTS", "2" if quick else "4"))
+        self.gateway_requests = int(env_str("BENCH_GATEWAY_REQUESTS", "6000"))
+        self.gateway_workers = int(env_str("BENCH_GATEWAY_WORKERS", "4"))
+        self.gateway_pace = float(env_str("BENCH_GATEWAY_PACE", "0.25"))
+        self.gateway_latency_rounds = int(env_str("BENCH_GATEWAY_LATENCY_ROUNDS", "200"))
+        self.sections = [s.strip() for s in env_str("BENCH_SECTIONS", "noop,prefetch,rollout,gateway").split(",")]
         self.prefix = env_str("BENCH_PREFIX", "ascendfleet-bench")
         self.network = env_str("BENCH_NETWORK", "ascendfleet-bench")
         self.hub = self.prefix + "-hub"
+        # The gateway section's gateway host (a sim host like the others, on the bench network).
+        self.gateway = self.prefix + "-gw"
         self.hub_port = int(env_str("BENCH_HUB_PORT", "18180"))
         self.model = env_str("BENCH_PREFETCH_MODEL", "AscendfleetBench/Weights")
         self.keep = os.environ.get("BENCH_KEEP", "0") == "1"
@@ -94,19 +120,24 @@ class Config:
         self.work = env_str("BENCH_WORK", os.path.join(TOP, ".cache", "bench"))
         self.write_docs = os.environ.get("BENCH_WRITE_DOCS", "0" if quick else "1") == "1"
         for name, value in (("BENCH_PREFETCH_HOSTS", self.prefetch_hosts), ("BENCH_REPEAT", self.repeat), ("BENCH_FLOOR_REPEAT", self.floor_repeat),
-                            ("BENCH_PREFETCH_SHARDS", self.prefetch_shards)):
+                            ("BENCH_PREFETCH_SHARDS", self.prefetch_shards), ("BENCH_GATEWAY_HOSTS", self.gateway_hosts),
+                            ("BENCH_GATEWAY_REQUESTS", self.gateway_requests), ("BENCH_GATEWAY_WORKERS", self.gateway_workers),
+                            ("BENCH_GATEWAY_LATENCY_ROUNDS", self.gateway_latency_rounds)):
             if value < 1:
                 raise SystemExit("bench: %s must be a positive integer, got %r" % (name, value))
         if max(self.noop_deployments) > MAX_DEPLOYMENTS:
             raise SystemExit("bench: BENCH_NOOP_DEPLOYMENTS: 1 or 2 deployments per host, got %s" % self.noop_deployments)
         if self.mitogen and "mitogen" not in self.sections:
             self.sections.append("mitogen")
-        unknown = set(self.sections) - {"noop", "prefetch", "rollout", "mitogen"}
+        if not 0 < self.gateway_pace <= 60:
+            raise SystemExit("bench: BENCH_GATEWAY_PACE: seconds between two requests of one worker, above 0 and at most 60, got %r"
+                             % self.gateway_pace)
+        unknown = set(self.sections) - {"noop", "prefetch", "rollout", "gateway", "mitogen"}
         if unknown:
-            raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout" % ", ".join(sorted(unknown)))
-        # The fleet is as large as the largest run of the sections asked for.
+            raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout, gateway" % ", ".join(sorted(unknown)))
+        # The fleet is as large as the largest run of the sections asked for (the gateway host aside).
         sizes = {"noop": self.noop_hosts, "prefetch": [self.prefetch_hosts], "rollout": [n for _, n in self.rollouts],
-                 "mitogen": self.noop_hosts}
+                 "gateway": [self.gateway_hosts], "mitogen": self.noop_hosts}
         self.fleet_size = max(n for section in self.sections for n in sizes[section])
 
     def as_dict(self):
@@ -141,6 +172,8 @@ class Bench:
         self.runs = self.results["runs"]
         self.fleet = inventory.fleet(cfg.fleet_size, cfg.prefix)
         self.inv = {}
+        self.fleet_inv = None     # what fleet.sh brings up and down: the largest inventory, and the gateway
+        self.gateway_inv = None   # the gateway section's: its hosts and the gateway
         self.playbook_bin = shutil.which("ansible-playbook")
         self.missing = self._missing_parts()
         self.deployed = None   # None: not tried yet; else the deployments per host, False after a failure
@@ -158,10 +191,10 @@ class Bench:
     # ---------------------------------------------------------------- set-up / tear-down
     def _missing_parts(self):
         missing = {}
-        for role in ("npu_verify", "model_prefetch", "vllm_compose"):
+        for role in ("npu_verify", "model_prefetch", "vllm_compose", "fleet_gateway"):
             if not os.path.isfile(os.path.join(TOP, "roles", role, "tasks", "main.yml")):
                 missing[role] = "role %s missing (roles/%s/tasks/main.yml)" % (role, role)
-        for book in ("deploy-qwen.yml", "prefetch.yml"):
+        for book in ("deploy-qwen.yml", "prefetch.yml", "gateway.yml"):
             if not os.path.isfile(os.path.join(TOP, "playbooks", book)):
                 missing[book] = "playbook playbooks/%s missing" % book
         return missing
@@ -177,21 +210,32 @@ class Bench:
     def write_inventories(self):
         counts = sorted(n for n in set(self.cfg.noop_hosts + [self.cfg.prefetch_hosts, self.cfg.fleet_size] + [n for _, n in self.cfg.rollouts])
                         if n <= self.cfg.fleet_size)
-        src = os.path.join(TOP, "inventories", "sim", "group_vars")
         for n in counts:
-            d = os.path.join(self.cfg.work, "inv-%d" % n)
-            if os.path.isdir(d):
-                shutil.rmtree(d)
-            os.makedirs(d)
-            with open(os.path.join(d, "hosts.yml"), "w", encoding="utf-8") as handle:
-                handle.write(inventory.render(self.fleet[:n]))
-            if os.path.isdir(src):
-                shutil.copytree(src, os.path.join(d, "group_vars"))
-            self.inv[n] = os.path.join(d, "hosts.yml")
+            self.inv[n] = self.write_inventory("inv-%d" % n, self.fleet[:n])
+        self.fleet_inv = self.inv[self.cfg.fleet_size]
+        if "gateway" in self.cfg.sections:
+            # Only the gateway section's inventory names the gateway, so no other section's run sets
+            # it up or drains on it; fleet.sh starts (and removes) it with the others.
+            gateway = [(self.cfg.gateway, inventory.IDLE_PROFILE)]
+            self.gateway_inv = self.write_inventory("inv-gateway-%d" % self.cfg.gateway_hosts, self.fleet[:self.cfg.gateway_hosts], gateway)
+            self.fleet_inv = self.write_inventory("inv-fleet", self.fleet, gateway)
+
+    def write_inventory(self, name, hosts, gateways=()):
+        """An inventory of ``hosts`` (and ``gateways``) with a copy of the sim group_vars; its path."""
+        src = os.path.join(TOP, "inventories", "sim", "group_vars")
+        d = os.path.join(self.cfg.work, name)
+        if os.path.isdir(d):
+            shutil.rmtree(d)
+        os.makedirs(d)
+        with open(os.path.join(d, "hosts.yml"), "w", encoding="utf-8") as handle:
+            handle.write(inventory.render(hosts, gateways=gateways))
+        if os.path.isdir(src):
+            shutil.copytree(src, os.path.join(d, "group_vars"))
+        return os.path.join(d, "hosts.yml")
 
     def fleet_env(self):
         env = dict(os.environ)
-        env.update({"ASCENDFLEET_SIM_INVENTORY": self.inv[self.cfg.fleet_size],
+        env.update({"ASCENDFLEET_SIM_INVENTORY": self.fleet_inv,
                     "ASCENDFLEET_SIM_NETWORK": self.cfg.network, "ASCENDFLEET_SIM_HUB": "0",
                     # The sim vars deliver images as archives: no registry, and the shared
                     # ascendfleet-sim-registry of the demo fleet and molecule is left alone.
@@ -234,7 +278,8 @@ class Bench:
 
     def up(self):
         self.write_inventories()
-        log("fleet: %d hosts on network %s (%s)" % (self.cfg.fleet_size, self.cfg.network, self.inv[self.cfg.fleet_size]))
+        log("fleet: %d hosts%s on network %s (%s)" % (self.cfg.fleet_size, " and the gateway %s" % self.cfg.gateway if self.gateway_inv else "",
+                                                       self.cfg.network, self.fleet_inv))
         # From a clean fleet: a bench that was killed (Ctrl-C, a lost session) leaves its hosts' Docker
         # volumes, whose Engines would start the old deployments again (crash-looping until the
         # prefetch puts their model back), and the first deploy would then measure and judge those.
@@ -261,7 +306,7 @@ class Bench:
         fleet.sh's result, or None when there was no fleet to take down."""
         subprocess.run(["docker", "rm", "-f", "-v", self.cfg.hub], capture_output=True, check=False)
         subprocess.run(["docker", "volume", "rm", self.cfg.hub + "-state"], capture_output=True, check=False)
-        if self.cfg.fleet_size not in self.inv:
+        if self.fleet_inv is None:
             return None
         return subprocess.run([os.path.join(TOP, "tests", "sim", "fleet.sh"), "down"], env=self.fleet_env(),
                               capture_output=True, text=True, check=False)
@@ -586,10 +631,14 @@ class Bench:
             figs[key] = {"stock": pick(stock), "mitogen": pick(mito),
                          "ratio": metrics.ratio(mito["wall_s"], stock["wall_s"]) if same else None}
 
+    def address(self, host):
+        """A sim host's address on the bench network."""
+        return sh(["docker", "inspect", "-f", '{{with index .NetworkSettings.Networks "%s"}}{{.IPAddress}}{{end}}' % self.cfg.network, host]).strip()
+
     def endpoints(self, hosts):
         found = {}
         for h in hosts:
-            ip = sh(["docker", "inspect", "-f", '{{with index .NetworkSettings.Networks "%s"}}{{.IPAddress}}{{end}}' % self.cfg.network, h]).strip()
+            ip = self.address(h)
             raw = dexec(h, 'ids=$(docker ps -q --filter label=com.docker.compose.project); [ -z "$ids" ] || docker inspect $ids')
             for ep in fleet_endpoints.endpoints(json.loads(raw) if raw.strip() else [], ip):
                 found[h] = ep
@@ -611,66 +660,177 @@ class Bench:
                       "startup_s": (ready - started) if (ready and started) else None}
         return out
 
+    def rollout_run(self, serial, hosts, target, extra=(), inv=None, label_note=""):
+        """One measured rollout of ``hosts`` (the first len(hosts) of the fleet) to ``target``
+        ((version, flavour)), ``serial`` hosts at a time, with poller.py polling every host's
+        endpoint: its figures (per-host unavailability against the stand-in's own start-up, fleet
+        capacity against N - batch), None when an endpoint is missing before it. ``extra``: more
+        ansible-playbook arguments; ``inv``: another inventory of those hosts."""
+        n = len(hosts)
+        version, flavour = target
+        tag = version + ("-openeuler" if flavour == "openeuler" else "")
+        eps = self.endpoints(hosts)
+        if len(eps) != n:
+            self.not_measured("rollout serial %s%s" % (serial, label_note), "endpoints found on %d of %d hosts" % (len(eps), n))
+            return None
+        poller = Poller({h: e["url"] for h, e in eps.items()})
+        poller.start()
+        time.sleep(2)
+        t_start = time.time()
+        rec = self.playbook("rollout serial %s -> %s%s" % (serial, tag, label_note), "playbooks/deploy-qwen.yml", n,
+                            extra=self.deployments_extra(1) + [
+                                "-e", "%s=%s" % ("ascendfleet_image_version", version),
+                                "-e", "%s=%s" % ("ascendfleet_image_os", flavour),
+                                "-e", "vllm_compose_serial=%s" % serial] + list(extra), inv=inv)
+        t_end = time.time()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not all(s and s[-1][1] for s in poller.samples.values()):
+            time.sleep(0.5)
+        time.sleep(1)
+        samples = poller.stop()
+        after = self.startup_times(hosts, self.endpoints(hosts))
+        batch = metrics.batch_size(serial, n)
+        cap = metrics.capacity(samples)
+        per_host = {}
+        for h in hosts:
+            un = metrics.unavailability(samples[h])
+            st = after.get(h, {})
+            per_host[h] = dict(un, startup_s=st.get("startup_s"), image=st.get("image"),
+                               overhead_s=(un["longest"] - st["startup_s"]) if (un["outages"] and st.get("startup_s") is not None) else None,
+                               samples=len(samples[h]), windows=[[o["start"], o["end"]] for o in metrics.outages(samples[h])])
+        r = {
+            "serial": serial, "batch": batch, "hosts": n, "target": tag, "run": pick(rec),
+            "window_s": t_end - t_start, "window": [t_start, t_end],
+            "per_host": per_host,
+            "unavailability": metrics.summary([p["longest"] for p in per_host.values()]),
+            "startup": metrics.summary([p["startup_s"] for p in per_host.values()]),
+            "overhead": metrics.summary([p["overhead_s"] for p in per_host.values()]),
+            "hosts_on_target": sum(1 for p in per_host.values() if (p["image"] or "").split(":")[-1] == tag),
+            "capacity_min": cap["min"], "capacity_floor": n - batch,
+            "capacity_ok": cap["min"] is not None and cap["min"] >= n - batch,
+        }
+        log("    rollout serial %s%s: unavailability max %s s, start-up median %s s, overhead max %s s, capacity min %s (floor %d)" % (
+            serial, label_note, fmt(r["unavailability"]["max"]), fmt(r["startup"]["median"]), fmt(r["overhead"]["max"]), r["capacity_min"], n - batch))
+        return r
+
+    def deployed_for(self, what, *parts):
+        """Whether the roles and playbooks of a rollout (and ``parts``) exist and the fleet runs one
+        deployment per host; else ``what`` is not measured, and why."""
+        why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml", *parts)
+        if why or not self.ensure_deployed(1):
+            self.not_measured(what, why or "deploying one deployment per host failed")
+            return False
+        return True
+
     def section_rollout(self):
         cfg = self.cfg
-        why = self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml")
-        if why:
-            self.not_measured("rolling image-tag rollout", why)
-            return
-        if not self.ensure_deployed(1):
-            self.not_measured("rolling image-tag rollout", "deploying one deployment per host failed")
+        if not self.deployed_for("rolling image-tag rollout"):
             return
         figs = self.results["figures"].setdefault("rollout", {"runs": []})
         # Every run targets an image no host runs yet, so every host of it changes (the fleet
         # starts on v0.17.0rc1-openeuler, vllm_compose's default).
-        targets = [("v0.18.0rc1", "openeuler"), ("v0.18.0rc1", "ubuntu"), ("v0.17.0rc1", "ubuntu"), ("v0.17.0rc1", "openeuler")]
         for i, (serial, n) in enumerate(cfg.rollouts):
-            hosts = [h for h, _ in self.fleet[:n]]
-            version, flavour = targets[i % len(targets)]
-            target = version + ("-openeuler" if flavour == "openeuler" else "")
-            eps = self.endpoints(hosts)
-            if len(eps) != n:
-                self.not_measured("rollout serial %s" % serial, "endpoints found on %d of %d hosts" % (len(eps), n))
-                continue
-            poller = Poller({h: e["url"] for h, e in eps.items()})
-            poller.start()
-            time.sleep(2)
-            t_start = time.time()
-            rec = self.playbook("rollout serial %s -> %s" % (serial, target), "playbooks/deploy-qwen.yml", n,
-                                extra=self.deployments_extra(1) + [
-                                    "-e", "%s=%s" % ("ascendfleet_image_version", version),
-                                    "-e", "%s=%s" % ("ascendfleet_image_os", flavour),
-                                    "-e", "vllm_compose_serial=%s" % serial])
-            t_end = time.time()
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not all(s and s[-1][1] for s in poller.samples.values()):
-                time.sleep(0.5)
+            r = self.rollout_run(serial, [h for h, _ in self.fleet[:n]], ROLLOUT_TARGETS[i % len(ROLLOUT_TARGETS)])
+            if r is not None:
+                figs["runs"].append(r)
+
+    def gateway_up(self, metrics_url, servers, timeout=90):
+        """Wait until ``servers`` servers are UP on the gateway (HAProxy's Prometheus endpoint, read
+        every second, at most ``timeout`` seconds); the states last read."""
+        states = {}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(metrics_url, timeout=3) as resp:
+                    states = chat.server_states(resp.read().decode("utf-8", errors="replace"))
+            except OSError:
+                states = {}
+            if sum(1 for v in states.values() if v == "UP") >= servers:
+                break
             time.sleep(1)
-            samples = poller.stop()
-            after = self.startup_times(hosts, self.endpoints(hosts))
-            batch = metrics.batch_size(serial, n)
-            cap = metrics.capacity(samples)
-            per_host = {}
-            for h in hosts:
-                un = metrics.unavailability(samples[h])
-                st = after.get(h, {})
-                per_host[h] = dict(un, startup_s=st.get("startup_s"), image=st.get("image"),
-                                   overhead_s=(un["longest"] - st["startup_s"]) if (un["outages"] and st.get("startup_s") is not None) else None,
-                                   samples=len(samples[h]))
-            figs["runs"].append({
-                "serial": serial, "batch": batch, "hosts": n, "target": target, "run": pick(rec),
-                "window_s": t_end - t_start,
-                "per_host": per_host,
-                "unavailability": metrics.summary([p["longest"] for p in per_host.values()]),
-                "startup": metrics.summary([p["startup_s"] for p in per_host.values()]),
-                "overhead": metrics.summary([p["overhead_s"] for p in per_host.values()]),
-                "hosts_on_target": sum(1 for p in per_host.values() if (p["image"] or "").split(":")[-1] == target),
-                "capacity_min": cap["min"], "capacity_floor": n - batch,
-                "capacity_ok": cap["min"] is not None and cap["min"] >= n - batch,
-            })
-            r = figs["runs"][-1]
-            log("    rollout serial %s: unavailability max %s s, start-up median %s s, overhead max %s s, capacity min %s (floor %d)" % (
-                serial, fmt(r["unavailability"]["max"]), fmt(r["startup"]["median"]), fmt(r["overhead"]["max"]), r["capacity_min"], n - batch))
+        return states
+
+    def section_gateway(self):
+        """Issue 31: the fleet's one endpoint during a serial-1 rollout, with drain and without."""
+        cfg = self.cfg
+        if not self.deployed_for("requests through the gateway during a rollout", "fleet_gateway", "gateway.yml"):
+            return
+        n = cfg.gateway_hosts
+        hosts = [h for h, _ in self.fleet[:n]]
+        dep = bench_deployments(1)[0]
+        model = dep.get("served_model_name") or dep["model"]
+        figs = self.results["figures"].setdefault("gateway", {
+            "hosts": n, "gateway": cfg.gateway, "model": model, "settings": dict(GATEWAY_VARS), "workers": cfg.gateway_workers,
+            "budget": cfg.gateway_requests, "pace_s": cfg.gateway_pace, "runs": []})
+        vars_file = os.path.join(cfg.work, "gateway-vars.json")
+        with open(vars_file, "w", encoding="utf-8") as handle:
+            json.dump(GATEWAY_VARS, handle)
+        gw_extra = ["-e", "@" + vars_file]
+        up = self.playbook("gateway up (gateway.yml, untimed)", "playbooks/gateway.yml", n, extra=gw_extra, inv=self.gateway_inv)
+        figs["setup"] = pick(up)
+        address = self.address(cfg.gateway)
+        # fleet_gateway_port of the sim group_vars (ascendfleet_gateways.yml); the role's metrics port.
+        url = "http://%s:8080/v1" % address
+        metrics_url = "http://%s:8405/metrics" % address
+        states = self.gateway_up(metrics_url, n)
+        figs["url"] = url
+        figs["image"] = sh(["docker", "exec", cfg.gateway, "docker", "ps", "--filter", "label=com.docker.compose.project=ascendfleet-gateway",
+                            "--format", "{{.Image}}"], check=False).strip()
+        figs["haproxy"] = sh(["docker", "exec", cfg.gateway, "sh", "-c",
+                              "docker exec $(docker ps -q --filter label=com.docker.compose.project=ascendfleet-gateway | head -1) haproxy -v"],
+                             check=False).split("\n")[0].strip()
+        up_count = sum(1 for v in states.values() if v == "UP")
+        if not up["ok"] or up_count < n:
+            self.not_measured("requests through the gateway during a rollout", "the gateway did not come up with %d servers UP (%d: %s; see %s)" % (
+                n, up_count, states, up["log"]))
+            return
+        eps = self.endpoints(hosts)
+        if len(eps) != n:
+            self.not_measured("gateway latency", "endpoints found on %d of %d hosts" % (len(eps), n))
+            return
+        # Latency the gateway adds: one request at a time, through it and straight to a host in turn.
+        log("gateway %s (%s): %d rounds of one request through it and one straight to a host" % (url, figs["image"], cfg.gateway_latency_rounds))
+        lat = load.latency(url, [eps[h]["url"] for h in hosts], model, cfg.gateway_latency_rounds)
+        secs = {k: [a["seconds"] if a["verdict"] == chat.OK else None for a in v] for k, v in lat.items()}
+        figs["latency"] = dict(metrics.added_latency(secs["direct"], secs["gateway"]),
+                               answers={k: chat.tally(v) for k, v in lat.items()})
+        added = figs["latency"]["added"]
+        log("    gateway adds p50 %s ms, p99 %s ms per request (direct p50 %s ms)" % (
+            fmt(None if added["p50"] is None else added["p50"] * 1000), fmt(None if added["p99"] is None else added["p99"] * 1000),
+            fmt(None if figs["latency"]["direct"]["p50"] is None else figs["latency"]["direct"]["p50"] * 1000)))
+        # The same serial-1 rollout with drain (the role's default) and without, each to a tag no host runs.
+        for drain in (True, False):
+            running = {(st.get("image") or "").split(":")[-1] for st in self.startup_times(hosts, self.endpoints(hosts)).values()}
+            present = set.intersection(*[set(dexec(h, "docker images --format '{{.Tag}}'", check=False).split()) for h in hosts])
+            target = next_target(running, ROLLOUT_TARGETS, present)
+            if target is None:
+                self.not_measured("gateway rollout, drain %s" % ("on" if drain else "off"), "every stand-in tag already runs on a host: %s" % sorted(running))
+                continue
+            states = self.gateway_up(metrics_url, n)
+            client = load.ChatLoad(url, model, workers=cfg.gateway_workers, budget=cfg.gateway_requests, pace=cfg.gateway_pace,
+                                   max_seconds=900)
+            client.start()
+            r = self.rollout_run("1", hosts, target, inv=self.gateway_inv, label_note=", behind the gateway, drain %s" % ("on" if drain else "off"),
+                                 extra=gw_extra + ["-e", json.dumps({"vllm_compose_gateway_drain": drain})])
+            budget_left = client.running()
+            answers = client.stop()
+            if r is None:
+                continue
+            counts = chat.tally(answers)
+            first, last = (answers[0]["t"], answers[-1]["t"]) if answers else (None, None)
+            run = {"drain": drain, "rollout": r, "servers_up_before": sum(1 for v in states.values() if v == "UP"), "load": counts,
+                   "load_window": [first, last],
+                   # The load covered the rollout: sending before the playbook started and still when it ended.
+                   "covered": bool(answers) and first <= r["window"][0] and last >= r["window"][1] and budget_left,
+                   "bad_at": [round(a["t"] - r["window"][0], 2) for a in answers if a["verdict"] != chat.OK][:50],
+                   # Bad answers while a host's own endpoint was out (poller.py): the host the rollout had taken away.
+                   "bad_in_outage": metrics.overlapping([(a["t"], a["t"] + a["seconds"]) for a in answers if a["verdict"] != chat.OK],
+                                                        [w for p in r["per_host"].values() for w in p["windows"]])}
+            figs["runs"].append(run)
+            log("    drain %s: %d requests (%d streams): %d failed, %d truncated (%d while a host was out)%s; %s" % (
+                "on" if drain else "off", counts["sent"], counts["streams"], counts["failed"], counts["truncated"], run["bad_in_outage"],
+                "" if run["covered"] else " (the load did NOT cover the whole rollout)",
+                "; ".join("%s x%d" % (k, v) for k, v in counts["reasons"][:4]) or "no bad answer"))
 
     # ---------------------------------------------------------------- driver
     def run(self):
@@ -690,7 +850,7 @@ class Bench:
             # all; each section after it only removes one), then prefetch and rollouts on one
             # deployment per host (the rollouts measure one endpoint per host).
             plan = ([("noop", d) for d in sorted(set(cfg.noop_deployments), reverse=True)]
-                    + [("prefetch", None), ("rollout", None), ("mitogen", None)])
+                    + [("prefetch", None), ("rollout", None), ("gateway", None), ("mitogen", None)])
             for section, arg in plan:
                 if section not in cfg.sections:
                     continue
@@ -709,6 +869,16 @@ class Bench:
 
 
 # -------------------------------------------------------------------- helpers
+def next_target(running_tags, targets=tuple(ROLLOUT_TARGETS), present_tags=()):
+    """The first (version, flavour) of ``targets`` whose tag (version, plus -openeuler for
+    openeuler) none of ``running_tags`` is, so every host of a rollout to it changes; of those,
+    the first whose image every host has already (``present_tags``: no archive to copy and load,
+    the rollout measures the change itself); None when every one runs somewhere."""
+    free = [(v, f) for v, f in targets if v + ("-openeuler" if f == "openeuler" else "") not in running_tags]
+    have = [(v, f) for v, f in free if v + ("-openeuler" if f == "openeuler" else "") in present_tags]
+    return (have or free or [None])[0]
+
+
 def snapshot(roots, skip, hash_below=1 << 20):
     """{path: (size, mtime_ns, sha256 or None)} of the regular files under ``roots`` (symlinks not
     followed; files of ``hash_below`` bytes and more are not hashed), leaving out directories

@@ -66,7 +66,7 @@ def _verdict(value, limit, higher_is_better=False):
 
 
 def goals(results, previous=None):
-    """Every goal of issue 14 with its figure, the floor from the same run, the limit and whether
+    """Every goal of issues 14 and 31 with its figure, the floor from the same run, the limit and whether
     it is met (None: not measured); ``why`` names the measured reason of a goal not met.
     ``previous``: the results of the run before (bench/results/latest.json), for the figures
     whose goal is "no slower than before" and that have no floor of their own."""
@@ -152,6 +152,26 @@ def goals(results, previous=None):
         add("capacity during a rollout never below N - batch", what, r["capacity_min"], r["capacity_floor"], None, r["capacity_floor"],
             r["capacity_ok"] if r["capacity_min"] is not None else None,
             "%s endpoints answered at the lowest, N - batch = %d" % (r["capacity_min"], r["capacity_floor"]))
+    gw = (results.get("figures") or {}).get("gateway") or {}
+    without = next((x for x in gw.get("runs", []) if not x["drain"]), None)
+    for run in gw.get("runs", []):
+        if not run["drain"]:
+            continue
+        r, ld = run["rollout"], run["load"]
+        why = []
+        if ld["bad"]:
+            why.append("; ".join("%s x%d" % (k, v) for k, v in ld["reasons"][:4])
+                       + " (%s of them while a host's own endpoint was out)" % run.get("bad_in_outage", "-"))
+        if not run["covered"]:
+            why.append("the load did not cover the whole rollout (budget %s requests used up or stopped early)" % gw.get("budget"))
+        if not r["run"]["ok"]:
+            why.append("the rollout failed (%s)" % r["run"]["log"])
+        add("0 failed or truncated requests through the gateway during a serial-1 rollout",
+            "rollout serial 1 -> %s, N=%d, drain on: %d requests (%d streaming), %d workers; floor: the same rollout without drain%s" % (
+                r["target"], r["hosts"], ld["sent"], ld["streams"], gw.get("workers", 0),
+                "" if without is None else " (%s)" % _load_text(without["load"])),
+            ld["bad"], None if without is None else without["load"]["bad"], None, 0,
+            ld["bad"] == 0 and run["covered"] and r["run"]["ok"], "; ".join(why))
     return out
 
 
@@ -236,14 +256,8 @@ def rows(results):
                     _f(_ratio(pf.get("sha256sum_host_cpu_s"), pf.get("noop_host_cpu_s")), 1, "x less"), "-"))
         out.append(("  model size where the no-op is 20x faster (extrapolated)", _gib(pf.get("bytes_for_20x")), "sha256sum rate of this run", "-", "-"))
     for r in (figs.get("rollout") or {}).get("runs", []):
-        label = "rollout serial %s (batch %d) -> %s, N=%d" % (r["serial"], r["batch"], r["target"], r["hosts"])
-        out.append((label + ": unavailability per host (max)", _f(r["unavailability"]["max"], 1, " s"),
-                    _f(r["startup"]["median"], 1, " s") + " stand-in start-up (median)",
-                    "+" + _f(r["overhead"]["max"], 1, " s") + " overhead (max)",
-                    _goal(r["overhead"]["max"], GOALS["rollout_overhead_s"])))
-        out.append(("  fleet capacity (min endpoints answering)", _f(r["capacity_min"]), "N - batch = %d" % r["capacity_floor"], "-",
-                    "met" if r["capacity_ok"] else "NOT met"))
-        out.append(("  rollout wall time", _f(r["run"]["wall_s"], 1, " s"), "%d/%d hosts on target" % (r["hosts_on_target"], len(r["per_host"])), "-", "-"))
+        out += _rollout_rows(r, "rollout serial %s (batch %d) -> %s, N=%d" % (r["serial"], r["batch"], r["target"], r["hosts"]))
+    out += _gateway_rows(figs.get("gateway") or {})
     mi = figs.get("mitogen") or {}
     for key in ("floor", "noop"):
         if key in mi:
@@ -259,6 +273,52 @@ def rows(results):
     if ctl:
         out.append(("control node peak memory (any run)", _mib(ctl["peak_pss_bytes"]) + " PSS / " + _mib(ctl["peak_rss_bytes"]) + " RSS",
                     "%s, N=%d" % (ctl["peak_run"], ctl["peak_run_hosts"]), "-", "-"))
+    return out
+
+
+def _rollout_rows(r, label):
+    """Rows of one measured rollout (bench.py rollout_run): unavailability, capacity, wall time."""
+    return [(label + ": unavailability per host (max)", _f(r["unavailability"]["max"], 1, " s"),
+             _f(r["startup"]["median"], 1, " s") + " stand-in start-up (median)",
+             "+" + _f(r["overhead"]["max"], 1, " s") + " overhead (max)",
+             _goal(r["overhead"]["max"], GOALS["rollout_overhead_s"])),
+            ("  fleet capacity (min endpoints answering)", _f(r["capacity_min"]), "N - batch = %d" % r["capacity_floor"], "-",
+             "met" if r["capacity_ok"] else "NOT met"),
+            ("  rollout wall time", _f(r["run"]["wall_s"], 1, " s") + ("" if r["run"]["ok"] else " (FAILED: %s)" % r["run"]["log"]),
+             "%d/%d hosts on target" % (r["hosts_on_target"], len(r["per_host"])), "-", "-")]
+
+
+def _ms(seconds, signed=False):
+    if seconds is None:
+        return "-"
+    return ("%+.1f ms" if signed else "%.1f ms") % (seconds * 1000.0)
+
+
+def _load_text(ld):
+    return "%d failed, %d truncated of %d sent (%d streams)" % (ld["failed"], ld["truncated"], ld["sent"], ld["streams"])
+
+
+def _gateway_rows(gw):
+    """Rows of the gateway section (bench.py section_gateway): latency added, then per rollout the
+    requests through the gateway and the hosts' own endpoints."""
+    out = []
+    lat = gw.get("latency")
+    if lat:
+        for p in ("p50", "p99"):
+            out.append(("gateway latency added per chat request, %s (%d + %d requests one at a time)" % (p, lat["n"]["through"], lat["n"]["direct"]),
+                        _ms(lat["added"][p], signed=True) + " (%s through it)" % _ms(lat["through"][p]), _ms(lat["direct"][p]) + " straight to a host",
+                        _f(_ratio(lat["through"][p], lat["direct"][p]), 2, "x"), "-"))
+    for run in gw.get("runs", []):
+        r, ld = run["rollout"], run["load"]
+        label = "gateway, rollout serial 1 -> %s, N=%d, drain %s" % (r["target"], r["hosts"], "on" if run["drain"] else "off")
+        note = " (%d while a host's own endpoint was out)" % run["bad_in_outage"] if ld["bad"] and "bad_in_outage" in run else ""
+        out.append((label + ": chat requests through the gateway",
+                    _load_text(ld) + note + ("" if run["covered"] else " (load did NOT cover the rollout)"),
+                    "-", "-", ("0 bad: " + ("met" if ld["bad"] == 0 and run["covered"] else "NOT met")) if run["drain"] else "comparison"))
+        out += [("  " + fig if i == 0 else fig, v, f, ra, g) for i, (fig, v, f, ra, g) in
+                enumerate(_rollout_rows(r, "hosts' own endpoints"))]
+    if gw.get("image"):
+        out.append(("gateway image (sim)", "%s (%s)" % (gw["image"], gw.get("haproxy") or "-"), "-", "-", "-"))
     return out
 
 
@@ -309,10 +369,13 @@ def markdown(results):
             ", ".join("%.2f" % x for x in m["load_avg_start"]), ", ".join("%.2f" % x for x in m.get("load_avg_end", []))),
         "- Sizes: no-op on N = %s with %s deployment(s) per host; prefetch %.2f GiB in %d shards to %d hosts; rollouts %s; repeat %d" % (
             ", ".join(str(n) for n in cfg["noop_hosts"]), " and ".join(str(d) for d in cfg.get("noop_deployments", [1])), cfg["prefetch_bytes"] / 1073741824.0, cfg["prefetch_shards"],
-            cfg["prefetch_hosts"], ", ".join("serial %s over %d hosts" % (s, n) for s, n in cfg["rollouts"]), cfg["repeat"]),
+            cfg["prefetch_hosts"], ", ".join("serial %s over %d hosts" % (s, n) for s, n in cfg["rollouts"]), cfg["repeat"])
+        + ("; gateway: serial 1 over %d hosts with drain and without, at most %d chat requests each from %d workers (one per %s s each), "
+           "%d latency rounds" % (cfg["gateway_hosts"], cfg["gateway_requests"], cfg["gateway_workers"], _f(cfg["gateway_pace"], 2),
+                                  cfg["gateway_latency_rounds"]) if "gateway" in cfg.get("sections", []) else ""),
         "",
         "",
-        "## Goals (issue 14)",
+        "## Goals (issues 14 and 31)",
         "",
         "Every goal with its figure, the floor measured in the same run, and whether it is met; for one",
         "not met, the measured reason. The benchmark never fails on speed.",
@@ -367,10 +430,14 @@ Knobs (environment): `BENCH_QUICK=1`, `BENCH_NOOP_HOSTS` (default `1,4,8,16`; qu
 `BENCH_NOOP_DEPLOYMENTS` (deployments per host of each no-op section, default `1,2`), `BENCH_PREFETCH_SIZE`
 (`2GiB`), `BENCH_PREFETCH_SHARDS` (`4`), `BENCH_PREFETCH_HOSTS` (`4`), `BENCH_ROLLOUTS` (`1@2,50%@4`:
 serial@hosts), `BENCH_REPEAT` (`1`; the median is kept), `BENCH_FLOOR_REPEAT` (`1`: floors per N at least; one right before each no-op), `BENCH_SECTIONS`
-(`noop,prefetch,rollout`), `BENCH_MITOGEN` (a directory holding `ansible_mitogen`, e.g. an unpacked
+(`noop,prefetch,rollout,gateway`; e.g. `BENCH_SECTIONS=gateway` runs the gateway section alone, on its
+own first deploy), `BENCH_GATEWAY_HOSTS` (`4`; quick `2`), `BENCH_GATEWAY_REQUESTS` (`6000`: at most, per
+rollout), `BENCH_GATEWAY_WORKERS` (`4`), `BENCH_GATEWAY_PACE` (`0.25`: seconds between two requests of
+one worker, at least), `BENCH_GATEWAY_LATENCY_ROUNDS` (`200`), `BENCH_MITOGEN` (a directory holding `ansible_mitogen`, e.g. an unpacked
 mitogen wheel: adds stock-vs-`mitogen_linear` runs), `BENCH_NOTE` (a line about the tree
 measured), `BENCH_KEEP=1` (leave the fleet up), `BENCH_HUB_PORT` (`18180`),
-`BENCH_PREFIX`/`BENCH_NETWORK` (`ascendfleet-bench`), `BENCH_WRITE_DOCS` (`1`, `0` in quick mode).
+`BENCH_PREFIX`/`BENCH_NETWORK` (`ascendfleet-bench`: host `<prefix>-NN`, hub `<prefix>-hub`, gateway
+`<prefix>-gw`), `BENCH_WORK` (`.cache/bench`), `BENCH_WRITE_DOCS` (`1`, `0` in quick mode).
 The benchmark never fails on speed: it exits non-zero only when the harness itself breaks.
 
 ## How each figure is measured
@@ -442,7 +509,41 @@ down at the end.
    delay plus process start); overhead = the longest outage minus that start-up. Capacity = the
    number of endpoints whose latest answer was good, at every answer; its minimum is compared with
    N - batch (batch as Ansible computes `serial`).
-5. **Control node.** Every `ansible-playbook` runs under `bench/benchlib/runner.py`: CPU seconds
+5. **Gateway** (issue 31; one deployment per host, after the rollouts). The gateway section's
+   inventory is the first N hosts (`BENCH_GATEWAY_HOSTS`, 4) and a gateway host of its own,
+   `<prefix>-gw` (a sim host like the others, group `ascendfleet_gateways`; `fleet.sh` starts it
+   with the fleet; no other section's inventory names it, so no other run sets it up or drains on
+   it). `playbooks/gateway.yml` brings HAProxy up there (not timed) with health checks every 2 s,
+   timeout 2 s, fall 2, rise 2 (the role's 10 s interval is for engines that take minutes to
+   start; the stand-in takes about 5 s); the harness waits until HAProxy's Prometheus endpoint
+   (`haproxy_server_status`) shows the N servers UP. **Latency added**: 200 rounds of two
+   non-streaming chat requests, one at a time, from the control node: one through the gateway
+   (`http://<gateway>:8080/v1`), one straight to a host's endpoint (the N hosts in turn), the
+   order swapped every round; each on a new connection; p50 and p99 of each side over the
+   requests answered, and the difference (`benchlib/metrics.py: added_latency`). **Drain**: the
+   same serial-1 rollout of the N hosts (`deploy-qwen.yml`, `vllm_compose_serial=1`, a stand-in
+   tag no host runs yet, one every host has already where there is one: no archive to copy)
+   twice: with `vllm_compose_gateway_drain: true` (the role's default: each deployment drained
+   on the gateway before it is touched, enabled after its gate) and with
+   `false` (the gateway's health checks alone follow the hosts). During each,
+   `bench/benchlib/load.py` sends OpenAI chat requests for the sim deployment's served name
+   through the gateway: 4 workers, each at most one request per 0.25 s, every third request
+   streaming, each on a new connection with a 30 s timeout, from 2 s before the playbook
+   starts until every host answers again after it, at most 6000 requests (and 900 s) per
+   rollout; the load "covers" the rollout when it was still sending when the playbook ended.
+   Each answer is judged by `benchlib/chat.py`: failed = no status line (refused, reset, timed
+   out) or a status other than 200; truncated = 200 but a JSON body without a `finish_reason`
+   or cut short, a stream without a chunk carrying a `finish_reason` or without its final
+   `data: [DONE]`, or a connection broken while reading. The goal: 0 failed or truncated with
+   drain (the run without drain, in the floor column, shows what the drain is worth). The
+   stand-in answers in milliseconds (no `ASCENDFLEET_SIM_RESPONSE_SECONDS`), so few requests are
+   in flight when a container stops, and HAProxy retries a refused connection on another server
+   (`option redispatch`, `retries 2`): what still fails without drain is a request the server
+   took and closed without an answer (the gateway's 502), counted by its reason. The poller of item 4 watches the hosts' own endpoints at the same time
+   (their outages show the hosts really went away). The sim gateway runs Debian 12's HAProxy
+   2.6 (image `ascendfleet-sim/haproxy`, loaded from the sim cache's archive), not the role's
+   default `docker.io/library/haproxy:3.0.5`: there is no registry here.
+6. **Control node.** Every `ansible-playbook` runs under `bench/benchlib/runner.py`: CPU seconds
    from `os.wait4` rusage (the playbook, its forked workers and the `docker exec` clients of the
    docker connection), peak memory by sampling the process tree's RSS and PSS from `/proc` every
    0.2 s (PSS splits the pages the forked workers share; RSS counts them once per process).

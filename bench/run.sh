@@ -3,6 +3,7 @@
 # (see docs/benchmarks.md). Never fails on speed; exits non-zero only when the harness breaks.
 #   bench/run.sh                 full run (within 25 min on 2 cores when the machine is quiet), rewrites docs/benchmarks.md
 #   BENCH_QUICK=1 bench/run.sh   small sizes for iterating; results in .cache/bench/latest.json
+#   BENCH_SECTIONS=gateway BENCH_WRITE_DOCS=0 bench/run.sh   one section (noop, prefetch, rollout, gateway) on its own fleet
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

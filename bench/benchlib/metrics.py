@@ -47,6 +47,27 @@ def summary(values):
     }
 
 
+def added_latency(direct, through, pcts=(50, 99)):
+    """Latency a proxy adds: per percentile of ``pcts``, the percentile of the request times
+    ``through`` it minus the same percentile of the times ``direct`` (seconds; None entries, the
+    requests that failed, left out). ``{"direct": {"p50": s, ...}, "through": {...}, "added": {...},
+    "n": {"direct": n, "through": n}}``; a percentile is None when either side has no time."""
+    out = {"direct": {}, "through": {}, "added": {},
+           "n": {"direct": sum(1 for v in direct if v is not None), "through": sum(1 for v in through if v is not None)}}
+    for pct in pcts:
+        key = "p%d" % pct
+        d, t = percentile(direct, pct), percentile(through, pct)
+        out["direct"][key], out["through"][key] = d, t
+        out["added"][key] = None if d is None or t is None else t - d
+    return out
+
+
+def overlapping(spans, windows):
+    """How many of ``spans`` ([(start, end), ...], e.g. the requests that failed) overlap one of
+    ``windows`` at least (e.g. the outages of the hosts' own endpoints); ends included."""
+    return sum(1 for a, b in spans if any(a <= end and start <= b for start, end in windows))
+
+
 def outages(samples):
     """Outages of one endpoint from its poll samples ``[(t, ok), ...]`` (any order).
 

@@ -173,13 +173,18 @@ def test_bench_deployments_take_the_sim_inventorys_first(tmp_path):
     assert real[0]["port"] != real[1]["port"]
 
 
-def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
-    for key in list(os.environ):
-        if key.startswith("BENCH_"):
-            monkeypatch.delenv(key)
+def test_the_fleet_is_as_large_as_the_sections_asked_for(bench_env):
+    monkeypatch = bench_env
     cfg = bench.Config()
     assert (cfg.noop_hosts, cfg.noop_deployments, cfg.floor_repeat, cfg.fleet_size) == ([1, 4, 8, 16], [1, 2], 1, 16)
     assert cfg.rollouts == [("1", 2), ("50%", 4)]
+    assert cfg.sections == ["noop", "prefetch", "rollout", "gateway"] and cfg.gateway_hosts == 4
+    monkeypatch.setenv("BENCH_SECTIONS", "gateway")
+    assert bench.Config().fleet_size == 4          # serial 1 over 4 hosts behind the gateway
+    monkeypatch.setenv("BENCH_GATEWAY_PACE", "0")
+    with pytest.raises(SystemExit, match="BENCH_GATEWAY_PACE"):
+        bench.Config()
+    monkeypatch.delenv("BENCH_GATEWAY_PACE")
     monkeypatch.setenv("BENCH_SECTIONS", "prefetch,rollout")
     assert bench.Config().fleet_size == 4          # prefetch to 4 hosts, rollout 50% over 4
     monkeypatch.setenv("BENCH_ROLLOUTS", "25%@8")
@@ -193,15 +198,21 @@ def test_the_fleet_is_as_large_as_the_sections_asked_for(monkeypatch):
         bench.Config()
 
 
-@pytest.fixture(name="noop_bench")
-def fixture_noop_bench(monkeypatch, tmp_path):
-    """A bench of the no-op section on one host, working in tmp_path, whatever BENCH_* the shell has."""
+@pytest.fixture(name="bench_env")
+def fixture_bench_env(monkeypatch, tmp_path):
+    """No BENCH_* of the shell; the bench works in tmp_path. The monkeypatch, to set more."""
     for key in list(os.environ):
         if key.startswith("BENCH_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("BENCH_WORK", str(tmp_path))
-    monkeypatch.setenv("BENCH_SECTIONS", "noop")
-    monkeypatch.setenv("BENCH_NOOP_HOSTS", "1")
+    return monkeypatch
+
+
+@pytest.fixture(name="noop_bench")
+def fixture_noop_bench(bench_env):
+    """A bench of the no-op section on one host, working in tmp_path, whatever BENCH_* the shell has."""
+    bench_env.setenv("BENCH_SECTIONS", "noop")
+    bench_env.setenv("BENCH_NOOP_HOSTS", "1")
 
 
 @pytest.mark.usefixtures("noop_bench")
@@ -238,3 +249,37 @@ def test_the_fleet_starts_clean_after_a_killed_bench(monkeypatch):
     assert fleet == ["down", "up"], calls
     hub_rm = calls.index(["docker", "rm", "-f", "-v", b.cfg.hub])
     assert hub_rm < next(i for i, c in enumerate(calls) if c[0].endswith("fleet.sh") and c[1] == "up")
+
+
+def test_next_target_is_a_tag_no_host_runs():
+    # The fleet starts on vllm_compose's default, v0.17.0rc1-openeuler; after the rollout section
+    # (1@2, 50%@4) the first four hosts run v0.18.0rc1.
+    assert bench.next_target({"v0.17.0rc1-openeuler"}) == ("v0.18.0rc1", "openeuler")
+    assert bench.next_target({"v0.18.0rc1"}) == ("v0.18.0rc1", "openeuler")
+    assert bench.next_target({"v0.18.0rc1-openeuler", "v0.18.0rc1"}) == ("v0.17.0rc1", "ubuntu")
+    assert bench.next_target({"v0.18.0rc1-openeuler", "v0.18.0rc1", "v0.17.0rc1", "v0.17.0rc1-openeuler"}) is None
+    # An image every host has already goes first: the rollout copies and loads no archive.
+    assert bench.next_target({"v0.18.0rc1"}, present_tags={"v0.18.0rc1", "v0.17.0rc1-openeuler"}) == ("v0.17.0rc1", "openeuler")
+    assert bench.next_target({"v0.18.0rc1"}, present_tags={"v0.18.0rc1"}) == ("v0.18.0rc1", "openeuler")
+
+
+def test_only_the_gateway_inventory_names_the_gateway(bench_env):
+    """fleet.sh brings the gateway host up and down with the fleet; only the gateway section's
+    inventory has it in ascendfleet_gateways (the other sections' runs set up no gateway)."""
+    bench_env.setenv("BENCH_SECTIONS", "rollout,gateway")
+    bench_env.setenv("BENCH_PREFIX", "hx-bench")
+    b = bench.Bench(bench.Config())
+    b.write_inventories()
+    import yaml  # pylint: disable=import-outside-toplevel
+
+    def read(path):
+        with open(path, encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    assert read(b.fleet_inv)["ascendfleet_gateways"]["hosts"] == {"hx-bench-gw": {"ascendfleet_sim_profile": "idle-910b3"}}
+    assert len(read(b.fleet_inv)["ascend_servers"]["hosts"]) == 4
+    gw = read(b.gateway_inv)
+    assert list(gw["ascend_servers"]["hosts"]) == ["hx-bench-01", "hx-bench-02", "hx-bench-03", "hx-bench-04"]
+    assert list(gw["ascendfleet_gateways"]["hosts"]) == ["hx-bench-gw"]
+    assert all("ascendfleet_gateways" not in read(p) for p in b.inv.values())
+    assert os.path.isfile(os.path.join(os.path.dirname(b.gateway_inv), "group_vars", "ascendfleet_gateways.yml"))
+    assert b.fleet_env()["ASCENDFLEET_SIM_INVENTORY"] == b.fleet_inv

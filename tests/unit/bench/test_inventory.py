@@ -45,3 +45,16 @@ def test_render_host_vars_win_for_every_host():
     assert all(h["ansible_connection"] == "docker" for h in data["ascend_servers"]["hosts"].values())
     with pytest.raises(ValueError, match="plain"):
         inventory.render(inventory.fleet(1), host_vars={"x": "a: b"})
+
+
+def test_render_gateways_group_after_the_servers():
+    # The gateway section's inventory: group ascendfleet_gateways (role fleet_gateway, fleet.sh starts
+    # its hosts too); host_vars stay with ascend_servers; a name is one host, whatever its group.
+    text = inventory.render(inventory.fleet(2), host_vars={"x": "1"}, gateways=[("ascendfleet-bench-gw", "idle-910b3")])
+    data = yaml.safe_load(text)
+    assert data["ascendfleet_gateways"]["hosts"] == {"ascendfleet-bench-gw": {"ascendfleet_sim_profile": "idle-910b3"}}
+    assert list(data["ascend_servers"]["hosts"]) == ["ascendfleet-bench-01", "ascendfleet-bench-02"]
+    assert data["ascend_servers"]["hosts"]["ascendfleet-bench-02"]["x"] == 1
+    assert "ascendfleet_gateways" not in yaml.safe_load(inventory.render(inventory.fleet(2)))
+    with pytest.raises(ValueError, match="listed twice"):
+        inventory.render(inventory.fleet(1), gateways=[("ascendfleet-bench-01", "idle-910b3")])

@@ -121,3 +121,25 @@ def test_parse_rollouts():
     for bad in ("1", "0@4", "25%@0", "150%@8", "x@2"):
         with pytest.raises(ValueError, match="SERIAL@HOSTS"):
             metrics.parse_rollouts(bad)
+
+
+def test_added_latency_is_the_difference_of_the_percentiles():
+    # p50 of 1..5 ms is 3 ms, of 2..6 ms 4 ms; p99 with linear interpolation: 4.96 and 5.96 ms.
+    direct = [0.001, 0.002, 0.003, 0.004, 0.005]
+    through = [0.006, 0.002, 0.004, 0.005, 0.003, None]   # None: a request that failed, left out
+    out = metrics.added_latency(direct, through)
+    assert out["n"] == {"direct": 5, "through": 5}
+    assert out["direct"]["p50"] == pytest.approx(0.003) and out["through"]["p50"] == pytest.approx(0.004)
+    assert out["added"]["p50"] == pytest.approx(0.001)
+    assert out["added"]["p99"] == pytest.approx(0.00596 - 0.00496)
+    empty = metrics.added_latency([], through)
+    assert empty["added"] == {"p50": None, "p99": None} and empty["through"]["p50"] == pytest.approx(0.004)
+
+
+def test_overlapping_counts_spans_touching_a_window():
+    windows = [(10.0, 15.0), (30.0, 31.0)]
+    # inside, straddling the start, touching the end, between two windows, after both
+    spans = [(11.0, 11.1), (9.5, 10.0), (15.0, 16.0), (20.0, 20.5), (40.0, 41.0)]
+    assert metrics.overlapping(spans, windows) == 3
+    assert metrics.overlapping(spans, []) == 0
+    assert metrics.overlapping([], windows) == 0

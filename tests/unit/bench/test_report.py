@@ -61,3 +61,46 @@ def test_goals_first_deploy_against_the_previous_run():
     assert [g for g in report.goals(res, prev) if g["goal"].startswith("the first deploy")][0]["met"] is None
     # Every goal row renders (markdown cells), met or not.
     assert all(len(r) == 6 for r in report.goal_rows(report.goals(_results())))
+
+
+def _gateway(drain_bad, covered=True, ok=True):
+    def run(drain, bad):
+        load = {"sent": 900, "ok": 900 - bad, "failed": bad, "truncated": 0, "streams": 300, "bad": bad,
+                "reasons": [["failed: HTTP 502", bad]] if bad else []}
+        rollout = {"target": "v0.18.0rc1-openeuler", "hosts": 4, "serial": "1", "batch": 1, "run": {"ok": ok, "wall_s": 80.0, "log": "r.log"},
+                   "unavailability": {"max": 7.0}, "startup": {"median": 5.0}, "overhead": {"max": 2.0}, "capacity_min": 3,
+                   "capacity_floor": 3, "capacity_ok": True, "hosts_on_target": 4, "per_host": {"a": {}, "b": {}, "c": {}, "d": {}}}
+        return {"drain": drain, "rollout": rollout, "load": load, "covered": covered if drain else True}
+    lat = {"n": {"through": 200, "direct": 200}, "added": {"p50": 0.0012, "p99": 0.004},
+           "through": {"p50": 0.0052, "p99": 0.012}, "direct": {"p50": 0.004, "p99": 0.008}}
+    return {"figures": {"gateway": {"workers": 4, "budget": 3000, "latency": lat, "runs": [run(True, drain_bad), run(False, 37)]}}}
+
+
+def test_gateway_goal_zero_bad_requests_with_drain_against_the_run_without():
+    g = [g for g in report.goals(_gateway(0)) if g["goal"].startswith("0 failed or truncated")]
+    assert len(g) == 1 and g[0]["met"] is True and g[0]["value"] == 0 and g[0]["floor"] == 37
+    assert "37 failed, 0 truncated of 900 sent (300 streams)" in g[0]["figure"]
+    bad = [g for g in report.goals(_gateway(2)) if g["goal"].startswith("0 failed")][0]
+    assert bad["met"] is False and bad["why"] == "failed: HTTP 502 x2 (- of them while a host's own endpoint was out)"
+    # No failure, but the load stopped before the rollout ended: not met, and why.
+    short = [g for g in report.goals(_gateway(0, covered=False)) if g["goal"].startswith("0 failed")][0]
+    assert short["met"] is False and "did not cover" in short["why"]
+    failed = [g for g in report.goals(_gateway(0, ok=False)) if g["goal"].startswith("0 failed")][0]
+    assert failed["met"] is False and "the rollout failed (r.log)" in failed["why"]
+
+
+def test_gateway_rows_latency_added_and_each_rollout():
+    rows = {r[0]: r for r in report.rows(_gateway(0))}
+    p50 = rows["gateway latency added per chat request, p50 (200 + 200 requests one at a time)"]
+    assert p50[1:4] == ("+1.2 ms (5.2 ms through it)", "4.0 ms straight to a host", "1.30x")
+    drain = rows["gateway, rollout serial 1 -> v0.18.0rc1-openeuler, N=4, drain on: chat requests through the gateway"]
+    assert drain[1] == "0 failed, 0 truncated of 900 sent (300 streams)" and drain[4] == "0 bad: met"
+    assert rows["gateway, rollout serial 1 -> v0.18.0rc1-openeuler, N=4, drain off: chat requests through the gateway"][4] == "comparison"
+
+
+def test_gateway_latency_added_can_be_negative():
+    # p99 through the gateway below p99 straight to a host (noise on a shared machine): shown as such.
+    res = _gateway(0)
+    res["figures"]["gateway"]["latency"]["added"]["p99"] = -0.0026
+    rows = {r[0]: r for r in report.rows(res)}
+    assert rows["gateway latency added per chat request, p99 (200 + 200 requests one at a time)"][1] == "-2.6 ms (12.0 ms through it)"
