@@ -6,7 +6,8 @@
 
 With ``async: N`` and ``poll: P > 0`` on the task, the module starts as an async job; while it
 runs, this action prints every ``progress_interval`` seconds the progress line the module
-writes to ``<model dir>/.ascendfleet/progress.json`` (bytes done / total, rate, files, time
+writes to ``<model dir>/.ascendfleet/progress.json`` (``layout: revisions``:
+``<cache>/revisions/<Owner>/<Name>/progress.json``) (bytes done / total, rate, files, time
 left). Once the job has finished it hands the job id back, and Ansible's own async poll
 collects the module's result (and cleans the job up) ``P`` seconds later. ``poll: 0`` is the
 usual fire-and-forget; without ``async`` the module runs normally.
@@ -22,6 +23,7 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_dir, state_paths
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import progress_path
 
 display = Display()
 
@@ -56,7 +58,11 @@ class ActionModule(ActionBase):
         owner_name = str(model).split("/", 1)
         progress_file = None
         if len(owner_name) == 2 and args.get("cache_dir"):
-            progress_file = state_paths(model_dir(str(args["cache_dir"]).rstrip("/"), str(model)))["progress"]
+            cache_dir = str(args["cache_dir"]).rstrip("/")
+            if args.get("layout") == "revisions":
+                progress_file = progress_path(cache_dir, str(model))
+            else:
+                progress_file = state_paths(model_dir(cache_dir, str(model)))["progress"]
 
         started = self._execute_module(module_name="ascendfleet.llm.model_fetch", module_args=args,
                                        task_vars=task_vars, wrap_async=True)

@@ -11,7 +11,8 @@ module: model_cache_info
 short_description: Tell which models of a list are complete in the host's ModelScope cache
 version_added: 0.1.0
 description:
-  - For each model, checks C(<cache_dir>/models/<Owner>/<Name>/.ascendfleet/complete) against
+  - For each model, checks C(<cache_dir>/models/<Owner>/<Name>/.ascendfleet/complete) (with
+    O(layout=revisions), the marker of the revision directory the revision resolved to) against
     the manifest and the requested revision, and the size of every manifest file. Reads no
     model bytes unless O(verify=full) and contacts no hub - one cheap call per host, so a
     no-op prefetch run stays fast.
@@ -25,9 +26,29 @@ extends_documentation_fragment:
   - ascendfleet.llm.models
 options:
   cache_dir:
-    description: Cache root (C(<cache_dir>/models/<Owner>/<Name>)).
+    description: Cache root (C(<cache_dir>/models/<Owner>/<Name>), or C(<cache_dir>/revisions/...)).
     type: path
     required: true
+  layout:
+    description:
+      - C(flat) reads C(<cache_dir>/models/<Owner>/<Name>), one copy per model.
+      - C(revisions) reads the revision each model's C(revision) resolved to when it was last
+        fetched (C(<cache_dir>/revisions/<Owner>/<Name>/refs.json), or the commit id itself) in its
+        own directory C(<cache_dir>/revisions/<Owner>/<Name>/<key>); RV(models) then also carry
+        C(key) and C(commit). A model only in the flat layout is missing here (the fetch moves it
+        in by hard links, without downloading).
+    type: str
+    choices: [flat, revisions]
+    default: flat
+  resolve:
+    description:
+      - With O(layout=revisions), C(always) lists every model in RV(missing) whatever the cache
+        holds, so the fetch asks the hub what each revision resolves to now (a moved branch is
+        fetched beside the old revision); C(missing) only the models whose revision is not
+        complete here.
+    type: str
+    choices: [missing, always]
+    default: missing
   verify:
     description: C(quick) (marker + sizes) or C(full) (also re-hash every file).
     type: str
@@ -88,8 +109,18 @@ models:
       type: list
       elements: str
       sample: ["no completion marker"]
+    key:
+      description: With O(layout=revisions), the revision directory the revision resolved to (null when never fetched).
+      type: str
+      sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
+    commit:
+      description: With O(layout=revisions), the hub's commit id of that revision.
+      type: str
+      sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
 missing:
-  description: The requested entries (model, revision, include, exclude) that are not complete.
+  description:
+    - The requested entries (model, revision, include, exclude) that are not complete (with
+      O(layout=revisions) and O(resolve=always), every entry).
   returned: always
   type: list
   elements: dict
@@ -97,7 +128,8 @@ missing:
 states:
   description:
     - With O(deployment_states), C(<model>@<revision>) to the model's state as
-      M(ascendfleet.llm.vllm_model_info) returns it in its C(models).
+      M(ascendfleet.llm.vllm_model_info) returns it in its C(models) (what vllm_compose mounts
+      today, the flat layout, whatever O(layout) says).
   returned: when O(deployment_states)
   type: dict
 cli_version:
@@ -115,6 +147,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import resolved
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError, models_option
 
 
@@ -137,21 +170,29 @@ def main():
             verify=dict(type="str", choices=["quick", "full"], default="quick"),
             venv=dict(type="path"),
             deployment_states=dict(type="bool", default=False),
+            layout=dict(type="str", choices=["flat", "revisions"], default="flat"),
+            resolve=dict(type="str", choices=["missing", "always"], default="missing"),
         ),
         supports_check_mode=True,
     )
     out = []
+    revisions = module.params["layout"] == "revisions"
     for item in module.params["models"]:
         try:
             cache = ModelCache(module.params["cache_dir"], item["model"], item["revision"],
                                item["include"], item["exclude"])
-            out.append(cache.inspect(module.params["verify"]))
+            if revisions:
+                out.append(resolved(module.params["cache_dir"], item["model"], item["revision"],
+                                    module.params["verify"], item["include"] or [], item["exclude"] or []))
+            else:
+                out.append(cache.inspect(module.params["verify"]))
         except ModelCacheError as exc:
             module.fail_json(msg=str(exc), model=item["model"])
         except (IOError, OSError) as exc:
             module.fail_json(msg="%s: cannot read the cache (%s)" % (item["model"], exc))
+    ask_hub = revisions and module.params["resolve"] == "always"
     missing = [dict(item, include=item["include"] or [], exclude=item["exclude"] or [])
-               for item, state in zip(module.params["models"], out) if not state["complete"]]
+               for item, state in zip(module.params["models"], out) if ask_hub or not state["complete"]]
     extra = {}
     if module.params["deployment_states"]:
         extra["states"] = dict(("%s@%s" % (item["model"], item["revision"]),
