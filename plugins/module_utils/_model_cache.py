@@ -392,12 +392,8 @@ def fetch_revision(params, host, environ=None):
             state = revs.resolved(cache_dir, model, name, verify, include, exclude)
             if state["complete"]:
                 return done(state)
-        client = HubClient(params["endpoint"], params.get("token"), timeout=params.get("http_timeout", 30))
-        commit, files = client.list_files(model, name)
-        files = filter_files(files, include, exclude)
-        if not files:
-            raise ModelPrefetchError("%s@%s: include/exclude globs %r/%r leave no file to fetch"
-                                     % (model, name, include, exclude))
+        commit, files = hub_files(params["endpoint"], params.get("token"), params.get("http_timeout", 30),
+                                  model, name, include, exclude)
         key = revs.revision_key(commit, files)
         result.update(key=key, commit=commit, bytes_total=total_size(files), files_total=len(files))
         state = revs.revision_completeness(cache_dir, model, key, verify)
@@ -493,6 +489,32 @@ def copy_revision(params, host, environ=None):
         return _revision_done(result, name, state, old_key)
 
 
+def hub_files(endpoint, token, timeout, model, name, include, exclude):
+    """(commit, files) of ``model`` at ``name`` as the hub lists them, filtered by the globs;
+    ModelPrefetchError when the globs leave no file."""
+    commit, files = HubClient(endpoint, token, timeout=timeout).list_files(model, name)
+    files = filter_files(files, include, exclude)
+    if not files:
+        raise ModelPrefetchError("%s@%s: include/exclude globs %r/%r leave no file to fetch"
+                                 % (model, name, include, exclude))
+    return commit, files
+
+
+def hub_resolution(cache_dir, model, name, include, exclude, endpoint, token=None, verify="quick", timeout=30):
+    """What ``name`` resolves to on the hub NOW and whether that revision is here: one file list
+    request, nothing written. :func:`_model_revisions.revision_completeness` of the hub's key plus
+    ``revision`` (the name) and ``current`` - whether the name is recorded as resolving to that
+    key here (a complete revision that ``refs.json`` does not name for it yet is not current, so
+    the fetch records it). What ``resolve: always`` reads, so that only a moved branch or a
+    missing revision is fetched (and fanned out), and a re-run changes nothing."""
+    commit, files = hub_files(endpoint, token, timeout, model, name, include, exclude)
+    key = revs.revision_key(commit, files)
+    state = revs.revision_completeness(cache_dir, model, key, verify)
+    here = revs.resolved(cache_dir, model, name, verify, include, exclude)
+    state.update(revision=name, current=bool(state["complete"] and here["complete"] and here["key"] == key))
+    return state
+
+
 def _revision_request(params):
     """(model, name, cache_dir, include, exclude, verify, result) of a revisions-layout request,
     the model id and revision validated; ``result`` is the unchanged result to fill in."""
@@ -516,13 +538,8 @@ def _revision_done(result, name, state, old_key=None):
 def _expected_files(cache, params):
     """(commit, files) the model must end with, from the hub's list or the source's manifest."""
     if params["source"] in ("hub", "prestaged"):
-        client = HubClient(params["endpoint"], params.get("token"), timeout=params.get("http_timeout", 30))
-        commit, files = client.list_files(cache.model, cache.revision)
-        files = filter_files(files, cache.include, cache.exclude)
-        if not files:
-            raise ModelPrefetchError("%s@%s: include/exclude globs %r/%r leave no file to fetch"
-                                     % (cache.model, cache.revision, cache.include, cache.exclude))
-        return commit, files
+        return hub_files(params["endpoint"], params.get("token"), params.get("http_timeout", 30),
+                         cache.model, cache.revision, cache.include, cache.exclude)
     manifest = _source_manifest(cache, params)
     if manifest.get("model") != cache.model or manifest.get("revision") != cache.revision:
         raise ModelPrefetchError("host %s: source %s holds %s@%s, not %s@%s"

@@ -14,11 +14,11 @@ description:
   - For each model, checks C(<cache_dir>/models/<Owner>/<Name>/.ascendfleet/complete) (with
     O(layout=revisions), the marker of the revision directory the revision resolved to) against
     the manifest and the requested revision, and the size of every manifest file. Reads no
-    model bytes unless O(verify=full) and contacts no hub - one cheap call per host, so a
-    no-op prefetch run stays fast.
+    model bytes unless O(verify=full) and contacts no hub unless O(resolve=always) - one cheap
+    call per host, so a no-op prefetch run stays fast.
   - Also reports the C(modelscope) version installed in O(venv), so the caller installs the
     CLI only when a download is needed and the pinned version is missing.
-  - Read-only.
+  - Read-only (on the host and on the hub).
 author:
   - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
@@ -42,13 +42,22 @@ options:
     default: flat
   resolve:
     description:
-      - With O(layout=revisions), C(always) lists every model in RV(missing) whatever the cache
-        holds, so the fetch asks the hub what each revision resolves to now (a moved branch is
-        fetched beside the old revision); C(missing) only the models whose revision is not
-        complete here.
+      - With O(layout=revisions), C(missing) reads only the cache (the revision each name resolved
+        to when it was fetched; no hub contacted).
+      - C(always) asks the hub (O(endpoint), one file list request per model, nothing downloaded)
+        what each revision resolves to now, and reads the cache for that revision. A model is
+        missing when that revision is not complete here or the name is not recorded as resolving to
+        it yet (a moved branch). The only case where this module contacts a hub.
     type: str
     choices: [missing, always]
     default: missing
+  endpoint:
+    description: With O(resolve=always), the hub (or an internal mirror speaking its API).
+    type: str
+    default: https://www.modelscope.cn
+  token:
+    description: With O(resolve=always), the access token for private models (never logged).
+    type: str
   verify:
     description: C(quick) (marker + sizes) or C(full) (also re-hash every file).
     type: str
@@ -117,10 +126,14 @@ models:
       description: With O(layout=revisions), the hub's commit id of that revision.
       type: str
       sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
+    current:
+      description: With O(resolve=always), whether the revision is recorded as what the name resolves to here.
+      type: bool
+      sample: true
 missing:
   description:
     - The requested entries (model, revision, include, exclude) that are not complete (with
-      O(layout=revisions) and O(resolve=always), every entry).
+      O(resolve=always), not complete or not current).
   returned: always
   type: list
   elements: dict
@@ -146,7 +159,7 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
-from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache, hub_resolution
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import resolved
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError, models_option
 
@@ -172,6 +185,8 @@ def main():
             deployment_states=dict(type="bool", default=False),
             layout=dict(type="str", choices=["flat", "revisions"], default="flat"),
             resolve=dict(type="str", choices=["missing", "always"], default="missing"),
+            endpoint=dict(type="str", default="https://www.modelscope.cn"),
+            token=dict(type="str", no_log=True),
         ),
         supports_check_mode=True,
     )
@@ -181,7 +196,15 @@ def main():
         try:
             cache = ModelCache(module.params["cache_dir"], item["model"], item["revision"],
                                item["include"], item["exclude"])
-            if revisions:
+            if revisions and module.params["resolve"] == "always":
+                state = hub_resolution(module.params["cache_dir"], item["model"], item["revision"],
+                                       item["include"] or [], item["exclude"] or [], module.params["endpoint"],
+                                       module.params["token"], module.params["verify"])
+                if state["complete"] and not state["current"]:
+                    state.update(complete=False, reasons=["%s now resolves to %s on the hub, not recorded here yet"
+                                                          % (item["revision"], state["key"])])
+                out.append(state)
+            elif revisions:
                 out.append(resolved(module.params["cache_dir"], item["model"], item["revision"],
                                     module.params["verify"], item["include"] or [], item["exclude"] or []))
             else:
@@ -190,9 +213,8 @@ def main():
             module.fail_json(msg=str(exc), model=item["model"])
         except (IOError, OSError) as exc:
             module.fail_json(msg="%s: cannot read the cache (%s)" % (item["model"], exc))
-    ask_hub = revisions and module.params["resolve"] == "always"
     missing = [dict(item, include=item["include"] or [], exclude=item["exclude"] or [])
-               for item, state in zip(module.params["models"], out) if ask_hub or not state["complete"]]
+               for item, state in zip(module.params["models"], out) if not state["complete"]]
     extra = {}
     if module.params["deployment_states"]:
         extra["states"] = dict(("%s@%s" % (item["model"], item["revision"]),

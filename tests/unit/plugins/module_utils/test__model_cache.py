@@ -471,3 +471,27 @@ def test_a_peer_holding_todays_copy_copies_nothing(hub, cli, tmp_path):
         assert os.stat(os.path.join(rdir, path)).st_ino == os.stat(os.path.join(legacy["model_dir"], path)).st_ino
     assert mr.resolved(peer, MODEL, "v1.0", verify="full")["complete"]
     assert facts.model_completeness(peer, MODEL, "v1.0", verify="full")["complete"]
+
+
+def test_hub_resolution_names_a_moved_branch_and_downloads_nothing(hub, cli, tmp_path):
+    """resolve=always's read (model_cache_info): the hub's key now, whether it is complete and
+    recorded here; one file list request, no byte, nothing written."""
+    info = repo(hub)
+    old, new = info["tags"]["v0.9"], info["branches"]["master"]
+    hub.json("/_sim/branches", "POST", {MODEL: {"master": old}})
+    cache = str(tmp_path)
+    before = mc.hub_resolution(cache, MODEL, "master", [], [], hub.url)
+    assert (before["key"], before["complete"], before["current"]) == (old, False, False)
+    mc.fetch_revision(rparams(hub, cli, tmp_path), "node-1", env())
+    hub.reset()
+    hub.json("/_sim/branches", "POST", {MODEL: {"master": old}})
+    same = mc.hub_resolution(cache, MODEL, "master", [], [], hub.url)
+    assert (same["key"], same["complete"], same["current"], same["revision"]) == (old, True, True, "master")
+    assert hub.stats()["requests"] == {"repo_files": 1} and hub.stats()["bytes_total"] == 0
+    hub.json("/_sim/branches", "POST", {MODEL: {"master": new}})
+    moved = mc.hub_resolution(cache, MODEL, "master", [], [], hub.url)
+    assert (moved["key"], moved["complete"], moved["current"]) == (new, False, False)
+    assert [r["key"] for r in mr.list_revisions(cache, MODEL)] == [old]
+    # The new revision fetched: complete and recorded, so the next read finds nothing to do.
+    mc.fetch_revision(rparams(hub, cli, tmp_path), "node-1", env())
+    assert mc.hub_resolution(cache, MODEL, "master", [], [], hub.url)["current"] is True

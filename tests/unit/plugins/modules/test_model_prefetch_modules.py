@@ -177,8 +177,7 @@ def test_fetch_revisions_layout_copy_in_check_mode(run_module, tmp_path):
 
 def test_cache_info_revisions_layout_reads_the_resolved_revision(run_module, tmp_path):
     """Today's copy is missing in the revisions layout until the fetch moves it in (no hub); then
-    the resolved revision is complete and named by key and commit; resolve=always asks the hub
-    for every model."""
+    the resolved revision is complete and named by key and commit."""
     stage(tmp_path)
     wanted = [{"model": MODEL, "revision": "v1.0"}]
     args = {"cache_dir": str(tmp_path), "models": wanted, "layout": "revisions"}
@@ -199,6 +198,8 @@ def test_cache_info_revisions_layout_reads_the_resolved_revision(run_module, tmp
     # Another include/exclude set is another copy: missing.
     other = run_module(model_cache_info.main, dict(args, models=[dict(wanted[0], include=["*.json"])]))[1]
     assert other["models"][0]["reasons"] == ["include/exclude globs differ from the manifest's"]
-    always = run_module(model_cache_info.main, dict(args, resolve="always"))[1]
-    assert always["models"][0]["complete"] is True
-    assert always["missing"] == [{"model": MODEL, "revision": "v1.0", "include": [], "exclude": []}]
+    # resolve=always asks the hub (test__model_cache.py: against the sim hub); none here.
+    failed, always = run_module(model_cache_info.main, dict(args, resolve="always", endpoint="http://127.0.0.1:9",
+                                                            token="tok-123-secret"))
+    assert failed and always["msg"].startswith("hub http://127.0.0.1:9 is unreachable")
+    assert "tok-123-secret" not in json.dumps(always)
