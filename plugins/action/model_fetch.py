@@ -34,6 +34,19 @@ def _ended(job):
     return bool(job.get("finished")) or "started" not in job
 
 
+def progress_file_of(args):
+    """Where the module's transfer writes its progress line for the task arguments ``args``, or
+    None when they name no model and cache: the model directory's ``.ascendfleet/progress.json``,
+    with ``layout: revisions`` the model's ``<cache>/revisions/<Owner>/<Name>/progress.json``."""
+    model = str(args.get("model", "?"))
+    if len(model.split("/", 1)) != 2 or not args.get("cache_dir"):
+        return None
+    cache_dir = str(args["cache_dir"]).rstrip("/")
+    if args.get("layout") == "revisions":
+        return progress_path(cache_dir, model)
+    return state_paths(model_dir(cache_dir, model))["progress"]
+
+
 class ActionModule(ActionBase):
 
     _supports_async = True
@@ -54,15 +67,7 @@ class ActionModule(ActionBase):
 
         host = task_vars.get("inventory_hostname", "?")
         interval = max(1, int(args.get("progress_interval") or 10))
-        model = args.get("model", "?")
-        owner_name = str(model).split("/", 1)
-        progress_file = None
-        if len(owner_name) == 2 and args.get("cache_dir"):
-            cache_dir = str(args["cache_dir"]).rstrip("/")
-            if args.get("layout") == "revisions":
-                progress_file = progress_path(cache_dir, str(model))
-            else:
-                progress_file = state_paths(model_dir(cache_dir, str(model)))["progress"]
+        progress_file = progress_file_of(args)
 
         started = self._execute_module(module_name="ascendfleet.llm.model_fetch", module_args=args,
                                        task_vars=task_vars, wrap_async=True)
