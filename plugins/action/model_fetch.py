@@ -6,7 +6,8 @@
 
 With ``async: N`` and ``poll: P > 0`` on the task, the module starts as an async job; while it
 runs, this action prints every ``progress_interval`` seconds the progress line the module
-writes to ``<model dir>/.ascendfleet/progress.json`` (bytes done / total, rate, files, time
+writes to ``<model dir>/.ascendfleet/progress.json`` (``layout: revisions``:
+``<cache>/revisions/<Owner>/<Name>/progress.json``) (bytes done / total, rate, files, time
 left). Once the job has finished it hands the job id back, and Ansible's own async poll
 collects the module's result (and cleans the job up) ``P`` seconds later. ``poll: 0`` is the
 usual fire-and-forget; without ``async`` the module runs normally.
@@ -22,6 +23,7 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_dir, state_paths
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import progress_path
 
 display = Display()
 
@@ -30,6 +32,19 @@ def _ended(job):
     """An async job's status (its job file or async_status's answer) says it has ended: finished,
     or a result without async_wrapper's ``started`` (the module's own result, or the wrapper's error)."""
     return bool(job.get("finished")) or "started" not in job
+
+
+def progress_file_of(args):
+    """Where the module's transfer writes its progress line for the task arguments ``args``, or
+    None when they name no model and cache: the model directory's ``.ascendfleet/progress.json``,
+    with ``layout: revisions`` the model's ``<cache>/revisions/<Owner>/<Name>/progress.json``."""
+    model = str(args.get("model", "?"))
+    if len(model.split("/", 1)) != 2 or not args.get("cache_dir"):
+        return None
+    cache_dir = str(args["cache_dir"]).rstrip("/")
+    if args.get("layout") == "revisions":
+        return progress_path(cache_dir, model)
+    return state_paths(model_dir(cache_dir, model))["progress"]
 
 
 class ActionModule(ActionBase):
@@ -52,11 +67,7 @@ class ActionModule(ActionBase):
 
         host = task_vars.get("inventory_hostname", "?")
         interval = max(1, int(args.get("progress_interval") or 10))
-        model = args.get("model", "?")
-        owner_name = str(model).split("/", 1)
-        progress_file = None
-        if len(owner_name) == 2 and args.get("cache_dir"):
-            progress_file = state_paths(model_dir(str(args["cache_dir"]).rstrip("/"), str(model)))["progress"]
+        progress_file = progress_file_of(args)
 
         started = self._execute_module(module_name="ascendfleet.llm.model_fetch", module_args=args,
                                        task_vars=task_vars, wrap_async=True)

@@ -4,8 +4,8 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filters exposing what the collection knows (module_utils/_facts.py) to roles and playbooks.
 
-Documentation: fleet_fact.yml, vllm_ascend_image.yml, planned_models.yml and report_path.yml
-beside this file.
+Documentation: fleet_fact.yml, vllm_ascend_image.yml, planned_models.yml, report_path.yml and
+model_revisions.yml beside this file.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import report_rows
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     FactError,
     cached_models,
@@ -77,6 +78,15 @@ def report_path(report_dir, playbook_dir=""):
     return report_dir_path(report_dir, os.environ.get("PWD"), str(playbook_dir or ""))
 
 
+def model_revisions(entries, models):
+    """The revision (key, commit, change) each of ``models`` resolved to, from the cache read and
+    the fetch/copy results ``entries`` (later ones win); [] in the flat layout."""
+    if not isinstance(entries, (list, tuple)) or not isinstance(models, (list, tuple)):
+        raise AnsibleFilterError("model_revisions: expects two lists (entries | model_revisions(models)), got %s and %s"
+                                 % (type(entries).__name__, type(models).__name__))
+    return report_rows(_plain(list(models)), _plain(list(entries)))
+
+
 class FilterModule(object):
     """Shared facts filters."""
 
@@ -87,4 +97,5 @@ class FilterModule(object):
             "planned_models": planned_models_filter,
             "cached_models": cached_models_filter,
             "report_path": report_path,
+            "model_revisions": model_revisions,
         }

@@ -139,6 +139,9 @@ CONTROL_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 # or templates place); the filter ascendfleet.llm.fleet_fact returns it to YAML ('<name>' | fleet_fact).
 DEFAULTS = {
     "cache_dir": "/var/lib/ascendfleet/modelscope",
+    # How the cache keeps models: "flat" (one copy per model, <cache>/models/<Owner>/<Name>) or
+    # "revisions" (one directory per resolved revision, _model_revisions; docs/model-revisions.md).
+    "cache_layout": "flat",
     "report_dir": "reports",
     "image_repository": "quay.io/ascend/vllm-ascend",
     "image_version": "v0.17.0rc1",

@@ -365,23 +365,16 @@ def fetch_revision(params, host, environ=None):
     """
     environ = dict(os.environ if environ is None else environ)
     params = dict(params, token=params.get("token") or environ.get("MODELSCOPE_API_TOKEN") or None)
+    if params["source"] == "rsync":
+        return copy_revision(params, host, environ)
     if params["source"] != "hub":
-        raise ModelPrefetchError("host %s: the revision cache fetches from the hub only (source %r); "
-                                 "use model_prefetch_source: hub" % (host, params["source"]))
-    model, name = params["model"], params["revision"]
-    validate_model_id(model)
-    validate_revision(name)
-    cache_dir = params["cache_dir"]
-    include, exclude = list(params.get("include") or []), list(params.get("exclude") or [])
-    verify = params.get("verify", "quick")
-    result = {"changed": False, "model": model, "revision": name, "source": "hub", "action": "none",
-              "bytes_fetched": 0, "files_fetched": [], "attempts": 0}
+        raise ModelPrefetchError("host %s: the revision cache fetches from the hub (or copies a seed's "
+                                 "revision), not from source %r; use model_prefetch_source: hub or "
+                                 "ascendfleet_cache_layout: flat" % (host, params["source"]))
+    model, name, cache_dir, include, exclude, verify, result = _revision_request(params)
 
     def done(state, old_key=None):
-        result.update(key=state["key"], commit=state["commit"], model_dir=state["model_dir"],
-                      bytes_total=state["bytes"], previous_key=old_key, reasons=[],
-                      change=revs.revision_change(name, old_key, state["key"]))
-        return result
+        return _revision_done(result, name, state, old_key)
 
     if params.get("resolve", "missing") == "missing":
         state = revs.resolved(cache_dir, model, name, verify, include, exclude)
@@ -399,12 +392,8 @@ def fetch_revision(params, host, environ=None):
             state = revs.resolved(cache_dir, model, name, verify, include, exclude)
             if state["complete"]:
                 return done(state)
-        client = HubClient(params["endpoint"], params.get("token"), timeout=params.get("http_timeout", 30))
-        commit, files = client.list_files(model, name)
-        files = filter_files(files, include, exclude)
-        if not files:
-            raise ModelPrefetchError("%s@%s: include/exclude globs %r/%r leave no file to fetch"
-                                     % (model, name, include, exclude))
+        commit, files = hub_files(params["endpoint"], params.get("token"), params.get("http_timeout", 30),
+                                  model, name, include, exclude)
         key = revs.revision_key(commit, files)
         result.update(key=key, commit=commit, bytes_total=total_size(files), files_total=len(files))
         state = revs.revision_completeness(cache_dir, model, key, verify)
@@ -412,8 +401,7 @@ def fetch_revision(params, host, environ=None):
             staging = revs.staging_dir(cache_dir, model, key)
             # The CLI is pinned to the commit the list came from, so a branch moving meanwhile
             # cannot mix two commits in one revision (the CLI itself asks per file by name).
-            cache = ModelCache(cache_dir, model, commit or name, include, exclude, host, directory=staging)
-            cache.prepare_dirs()
+            cache = _staging_cache(cache_dir, model, commit or name, include, exclude, host, staging)
             linked = revs.link_sources(files, revs.complete_sources(cache_dir, model))
 
             def space():
@@ -431,17 +419,138 @@ def fetch_revision(params, host, environ=None):
         return done(state, old_key)
 
 
+def _staging_cache(cache_dir, model, revision, include, exclude, host, staging):
+    """The ModelCache of a revision's staging directory, created and writable; its progress goes
+    to the model's one progress file (``_model_revisions.progress_path``), fresh for this run."""
+    cache = ModelCache(cache_dir, model, revision, include, exclude, host, directory=staging)
+    cache.paths = dict(cache.paths, progress=revs.progress_path(cache_dir, model))
+    cache.prepare_dirs()
+    if os.path.exists(cache.paths["progress"]):
+        os.unlink(cache.paths["progress"])
+    return cache
+
+
+def copy_revision(params, host, environ=None):
+    """Copy one revision directory of a seed host (or any verified revision copy) as a unit:
+    ``params["source_url"]`` is the source's ``<...>/revisions/<Owner>/<Name>/<key>`` as rsync
+    reads it. Returns a result like :func:`fetch_revision`.
+
+    Today's copy of the model is migrated first (hard links: a host that held the model in the
+    flat layout copies nothing). When the key is not complete here, files a complete revision
+    already holds are hard-linked, the free space is checked against the rest, the rest is
+    copied into the staging directory, every file verified against the source's revision
+    manifest, and the directory is finished and renamed like a fetched revision. ``revision``
+    (the branch, tag or commit the deployments name) is then recorded as resolving to the key.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    model, name, cache_dir, include, exclude, verify, result = _revision_request(params)
+    url = (params.get("source_url") or "").rstrip("/")
+    key = url.rsplit("/", 1)[-1]
+    if params.get("check_mode"):
+        # The seed resolves nothing in check mode, so the key may be unknown: compare when known.
+        here = revs.resolved(cache_dir, model, name, verify, include, exclude)
+        if not here["complete"] or (revs.is_key(key) and here["key"] != key):
+            result.update(changed=True, action="would_fetch")
+        return result
+    if not revs.is_key(key):
+        raise ModelPrefetchError("host %s: source_url %r does not name a revision directory; give the "
+                                 "source's <cache>/revisions/%s/<key> (key: the commit id)" % (host, url, model))
+    result["key"] = key
+    with revs.lock(cache_dir, model, params.get("lock_timeout", 30), "model_fetch %s@%s from %s" % (model, name, url)):
+        migrated = revs.migrate(cache_dir, model)
+        if migrated:
+            result.update(changed=True, migrated=migrated["key"])
+        state = revs.revision_completeness(cache_dir, model, key, verify)
+        staging = revs.staging_dir(cache_dir, model, key)
+        if not state["complete"]:
+            cache = _staging_cache(cache_dir, model, name, include, exclude, host, staging)
+            manifest = _source_manifest(cache, dict(params, source_url=url))
+            if manifest.get("model") != model or manifest.get("key") != key:
+                raise ModelPrefetchError("host %s: source %s holds %s at %s, not %s at %s"
+                                         % (host, url, manifest.get("model"), manifest.get("key"), model, key))
+            if list(manifest.get("include") or []) != include or list(manifest.get("exclude") or []) != exclude:
+                raise ModelPrefetchError(
+                    "host %s: source %s holds %s with include/exclude %r/%r, not %r/%r; give both hosts "
+                    "the same globs" % (host, url, model, manifest.get("include"), manifest.get("exclude"),
+                                        include, exclude))
+            files = manifest["files"]
+            result.update(commit=manifest.get("commit"), bytes_total=total_size(files), files_total=len(files))
+            linked = revs.link_sources(files, revs.complete_sources(cache_dir, model))
+            needed = revs.bytes_needed(files, linked, cache.present_sizes(files))
+            free = revs.check_free_space(host, staging, needed, int(params.get("space_margin", 0)), model, name)[1]
+            result.update(files_linked=sorted(revs.link_into(staging, linked)))
+            _transfer_verified(cache, dict(params, source_url=url), environ, files, result, lambda: (needed, free))
+            revs.finish(staging, revs.revision_dir(cache_dir, model, key), model, key, manifest.get("commit"),
+                        list(manifest.get("names") or []) + [name], files, url, include, exclude)
+            state = revs.revision_completeness(cache_dir, model, key, verify)
+        old_key = revs.record_ref(cache_dir, model, name, key, state["commit"])
+        if old_key != key:
+            result["changed"] = True
+        return _revision_done(result, name, state, old_key)
+
+
+def hub_files(endpoint, token, timeout, model, name, include, exclude):
+    """(commit, files) of ``model`` at ``name`` as the hub lists them, filtered by the globs;
+    ModelPrefetchError when the globs leave no file."""
+    commit, files = HubClient(endpoint, token, timeout=timeout).list_files(model, name)
+    files = filter_files(files, include, exclude)
+    if not files:
+        raise ModelPrefetchError("%s@%s: include/exclude globs %r/%r leave no file to fetch"
+                                 % (model, name, include, exclude))
+    return commit, files
+
+
+def hub_resolution(cache_dir, model, name, include, exclude, endpoint, token=None, verify="quick", timeout=30):
+    """What ``name`` resolves to on the hub NOW and whether that revision is here: one file list
+    request, nothing written. :func:`_model_revisions.revision_completeness` of the hub's key plus
+    ``revision`` (the name) and ``current`` - whether the name is recorded as resolving to that
+    key here (a complete revision that ``refs.json`` does not name for it yet is not current, so
+    the fetch records it). What ``resolve: always`` reads, so that only a moved branch or a
+    missing revision is fetched (and fanned out), and a re-run changes nothing."""
+    commit, files = hub_files(endpoint, token, timeout, model, name, include, exclude)
+    key = revs.revision_key(commit, files)
+    state = revs.revision_completeness(cache_dir, model, key, verify)
+    here = revs.resolved(cache_dir, model, name, verify, include, exclude)
+    state.update(revision=name, current=bool(state["complete"] and here["complete"] and here["key"] == key))
+    return state
+
+
+def _revision_request(params):
+    """(model, name, cache_dir, include, exclude, verify, result) of a revisions-layout request,
+    the model id and revision validated; ``result`` is the unchanged result to fill in."""
+    model, name = params["model"], params["revision"]
+    validate_model_id(model)
+    validate_revision(name)
+    result = {"changed": False, "model": model, "revision": name, "source": params["source"], "action": "none",
+              "bytes_fetched": 0, "files_fetched": [], "attempts": 0}
+    return (model, name, params["cache_dir"], list(params.get("include") or []), list(params.get("exclude") or []),
+            params.get("verify", "quick"), result)
+
+
+def _revision_done(result, name, state, old_key=None):
+    """``result`` completed with the revision ``state`` (revision_completeness) ``name`` resolves to."""
+    result.update(key=state["key"], commit=state["commit"], model_dir=state["model_dir"],
+                  bytes_total=state["bytes"], previous_key=old_key, reasons=[],
+                  change=revs.revision_change(name, old_key, state["key"]))
+    return result
+
+
 def _expected_files(cache, params):
     """(commit, files) the model must end with, from the hub's list or the source's manifest."""
     if params["source"] in ("hub", "prestaged"):
-        client = HubClient(params["endpoint"], params.get("token"), timeout=params.get("http_timeout", 30))
-        commit, files = client.list_files(cache.model, cache.revision)
-        files = filter_files(files, cache.include, cache.exclude)
-        if not files:
-            raise ModelPrefetchError("%s@%s: include/exclude globs %r/%r leave no file to fetch"
-                                     % (cache.model, cache.revision, cache.include, cache.exclude))
-        return commit, files
-    # rsync: the source is a verified copy (a seed host or a mirror) with our manifest.
+        return hub_files(params["endpoint"], params.get("token"), params.get("http_timeout", 30),
+                         cache.model, cache.revision, cache.include, cache.exclude)
+    manifest = _source_manifest(cache, params)
+    if manifest.get("model") != cache.model or manifest.get("revision") != cache.revision:
+        raise ModelPrefetchError("host %s: source %s holds %s@%s, not %s@%s"
+                                 % (cache.host, params["source_url"], manifest.get("model"),
+                                    manifest.get("revision"), cache.model, cache.revision))
+    return manifest.get("commit"), manifest["files"]
+
+
+def _source_manifest(cache, params):
+    """The manifest of the verified copy at ``params["source_url"]`` (a seed host's or a mirror's
+    directory of the marker layout), read with rsync into ``cache``'s state directory."""
     tmp = os.path.join(cache.paths["dir"], "source-manifest.json")
     src = params["source_url"].rstrip("/") + "/.ascendfleet/manifest.json"
     argv = [params.get("rsync") or "rsync", "--timeout=60", src, tmp]
@@ -455,11 +564,7 @@ def _expected_files(cache, params):
                                     cache.model, cache.revision))
     manifest = parse_manifest(read_bytes(tmp), src)
     os.unlink(tmp)
-    if manifest.get("model") != cache.model or manifest.get("revision") != cache.revision:
-        raise ModelPrefetchError("host %s: source %s holds %s@%s, not %s@%s"
-                                 % (cache.host, params["source_url"], manifest.get("model"),
-                                    manifest.get("revision"), cache.model, cache.revision))
-    return manifest.get("commit"), manifest["files"]
+    return manifest
 
 
 def _rsync_env(params, environ):

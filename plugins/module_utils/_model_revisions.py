@@ -19,6 +19,9 @@ revision the hub resolved a branch, tag or commit to gets its own directory, wri
   <cache>/revisions/<Owner>/<Name>/refs.json               branch/tag/commit name -> key, as resolved
   <cache>/revisions/<Owner>/<Name>/migrated.json           the record of the move from today's layout
   <cache>/revisions/<Owner>/<Name>/.lock                   fcntl lock of the model's revisions
+  <cache>/revisions/<Owner>/<Name>/progress.json           the running transfer's progress (the action
+                                                           plugin reads it; the key is not known before
+                                                           the hub's file list is)
 
 The key is the hub's commit id (40 hex) when its file list names one, else ``content-`` and the
 first 40 hex of the sha256 of the file list (path, size, sha256 of every file): the same files
@@ -50,6 +53,7 @@ REVISIONS = "revisions"
 REFS = "refs.json"
 MIGRATED = "migrated.json"
 LOCK = ".lock"
+PROGRESS = "progress.json"
 STAGING = ".staging-"
 # Revisions of one model kept in the cache after a successful rollout (those that a compose
 # file, last-known-good or previous mounts are always kept and count towards it).
@@ -106,6 +110,12 @@ def staging_dir(cache_dir, model, key):
     return os.path.join(revisions_root(cache_dir, model), STAGING + _checked_key(key))
 
 
+def progress_path(cache_dir, model):
+    """Where a transfer into one of ``model``'s staging directories writes its progress (one
+    fixed path per model: the reader does not know the key the name resolves to)."""
+    return os.path.join(revisions_root(cache_dir, model), PROGRESS)
+
+
 def mount_source(cache_dir, model, key):
     """The host side of the container's read-only model mount of ``model`` at ``key``; the
     container side stays ``_facts.container_model_path(model)``, so the served path does not change."""
@@ -156,6 +166,30 @@ def revision_change(name, old_key, new_key):
     def short(key):
         return key[:20] if key.startswith("content-") else key[:12]
     return "revision %s: %s -> %s" % (name, short(old_key), short(new_key))
+
+
+def report_rows(models, entries):
+    """What the prefetch report says a host serves from the revision cache: one row per wanted
+    ``models`` entry (model, revision) with the ``key``, ``commit`` and ``change`` (the summary
+    line of a moved branch) the LAST of ``entries`` that names it carries. ``entries`` are the
+    cache read before the run (model_cache_info's ``models``) followed by the fetch and copy
+    results of this run (each names model and revision, or carries the loop ``item``); entries
+    without a key (the flat layout, a revision never fetched) say nothing. A wanted model no entry
+    resolved has no row."""
+    found = {}
+    for entry in entries or []:
+        if not isinstance(entry, dict) or not is_key(entry.get("key")):
+            continue
+        item = entry.get("item") if isinstance(entry.get("item"), dict) else entry
+        found[(item.get("model"), item.get("revision"))] = entry
+    rows = []
+    for item in models or []:
+        entry = found.get((item.get("model"), item.get("revision") or "master"))
+        if entry is not None:
+            rows.append({"model": item["model"], "revision": item.get("revision") or "master",
+                         "key": entry["key"], "commit": entry.get("commit"),
+                         "change": entry.get("change")})
+    return rows
 
 
 # --------------------------------------------------------------------------- completeness

@@ -11,13 +11,14 @@ module: model_cache_info
 short_description: Tell which models of a list are complete in the host's ModelScope cache
 version_added: 0.1.0
 description:
-  - For each model, checks C(<cache_dir>/models/<Owner>/<Name>/.ascendfleet/complete) against
+  - For each model, checks C(<cache_dir>/models/<Owner>/<Name>/.ascendfleet/complete) (with
+    O(layout=revisions), the marker of the revision directory the revision resolved to) against
     the manifest and the requested revision, and the size of every manifest file. Reads no
-    model bytes unless O(verify=full) and contacts no hub - one cheap call per host, so a
-    no-op prefetch run stays fast.
+    model bytes unless O(verify=full) and contacts no hub unless O(resolve=always) - one cheap
+    call per host, so a no-op prefetch run stays fast.
   - Also reports the C(modelscope) version installed in O(venv), so the caller installs the
     CLI only when a download is needed and the pinned version is missing.
-  - Read-only.
+  - Read-only (on the host and on the hub).
 author:
   - ascendfleet maintainers (@ascendfleet)
 extends_documentation_fragment:
@@ -25,9 +26,38 @@ extends_documentation_fragment:
   - ascendfleet.llm.models
 options:
   cache_dir:
-    description: Cache root (C(<cache_dir>/models/<Owner>/<Name>)).
+    description: Cache root (C(<cache_dir>/models/<Owner>/<Name>), or C(<cache_dir>/revisions/...)).
     type: path
     required: true
+  layout:
+    description:
+      - C(flat) reads C(<cache_dir>/models/<Owner>/<Name>), one copy per model.
+      - C(revisions) reads the revision each model's C(revision) resolved to when it was last
+        fetched (C(<cache_dir>/revisions/<Owner>/<Name>/refs.json), or the commit id itself) in its
+        own directory C(<cache_dir>/revisions/<Owner>/<Name>/<key>); RV(models) then also carry
+        C(key) and C(commit). A model only in the flat layout is missing here (the fetch moves it
+        in by hard links, without downloading).
+    type: str
+    choices: [flat, revisions]
+    default: flat
+  resolve:
+    description:
+      - With O(layout=revisions), C(missing) reads only the cache (the revision each name resolved
+        to when it was fetched; no hub contacted).
+      - C(always) asks the hub (O(endpoint), one file list request per model, nothing downloaded)
+        what each revision resolves to now, and reads the cache for that revision. A model is
+        missing when that revision is not complete here or the name is not recorded as resolving to
+        it yet (a moved branch). The only case where this module contacts a hub.
+    type: str
+    choices: [missing, always]
+    default: missing
+  endpoint:
+    description: With O(resolve=always), the hub (or an internal mirror speaking its API).
+    type: str
+    default: https://www.modelscope.cn
+  token:
+    description: With O(resolve=always), the access token for private models (never logged).
+    type: str
   verify:
     description: C(quick) (marker + sizes) or C(full) (also re-hash every file).
     type: str
@@ -88,8 +118,22 @@ models:
       type: list
       elements: str
       sample: ["no completion marker"]
+    key:
+      description: With O(layout=revisions), the revision directory the revision resolved to (null when never fetched).
+      type: str
+      sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
+    commit:
+      description: With O(layout=revisions), the hub's commit id of that revision.
+      type: str
+      sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
+    current:
+      description: With O(resolve=always), whether the revision is recorded as what the name resolves to here.
+      type: bool
+      sample: true
 missing:
-  description: The requested entries (model, revision, include, exclude) that are not complete.
+  description:
+    - The requested entries (model, revision, include, exclude) that are not complete (with
+      O(resolve=always), not complete or not current).
   returned: always
   type: list
   elements: dict
@@ -97,7 +141,8 @@ missing:
 states:
   description:
     - With O(deployment_states), C(<model>@<revision>) to the model's state as
-      M(ascendfleet.llm.vllm_model_info) returns it in its C(models).
+      M(ascendfleet.llm.vllm_model_info) returns it in its C(models) (what vllm_compose mounts
+      today, the flat layout, whatever O(layout) says).
   returned: when O(deployment_states)
   type: dict
 cli_version:
@@ -114,7 +159,8 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
-from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache, hub_resolution
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import resolved
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError, models_option
 
 
@@ -137,15 +183,32 @@ def main():
             verify=dict(type="str", choices=["quick", "full"], default="quick"),
             venv=dict(type="path"),
             deployment_states=dict(type="bool", default=False),
+            layout=dict(type="str", choices=["flat", "revisions"], default="flat"),
+            resolve=dict(type="str", choices=["missing", "always"], default="missing"),
+            endpoint=dict(type="str", default="https://www.modelscope.cn"),
+            token=dict(type="str", no_log=True),
         ),
         supports_check_mode=True,
     )
     out = []
+    revisions = module.params["layout"] == "revisions"
     for item in module.params["models"]:
         try:
             cache = ModelCache(module.params["cache_dir"], item["model"], item["revision"],
                                item["include"], item["exclude"])
-            out.append(cache.inspect(module.params["verify"]))
+            if revisions and module.params["resolve"] == "always":
+                state = hub_resolution(module.params["cache_dir"], item["model"], item["revision"],
+                                       item["include"] or [], item["exclude"] or [], module.params["endpoint"],
+                                       module.params["token"], module.params["verify"])
+                if state["complete"] and not state["current"]:
+                    state.update(complete=False, reasons=["%s now resolves to %s on the hub, not recorded here yet"
+                                                          % (item["revision"], state["key"])])
+                out.append(state)
+            elif revisions:
+                out.append(resolved(module.params["cache_dir"], item["model"], item["revision"],
+                                    module.params["verify"], item["include"] or [], item["exclude"] or []))
+            else:
+                out.append(cache.inspect(module.params["verify"]))
         except ModelCacheError as exc:
             module.fail_json(msg=str(exc), model=item["model"])
         except (IOError, OSError) as exc:

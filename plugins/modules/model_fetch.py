@@ -51,22 +51,24 @@ options:
     type: str
     default: master
   cache_dir:
-    description: Cache root; the model goes to C(<cache_dir>/models/<Owner>/<Name>) (O(layout=models)).
+    description: Cache root; the model goes to C(<cache_dir>/models/<Owner>/<Name>) (O(layout=flat)).
     type: path
     required: true
   layout:
     description:
-      - C(models) keeps one copy per model in C(<cache_dir>/models/<Owner>/<Name>); a changed
+      - C(flat) keeps one copy per model in C(<cache_dir>/models/<Owner>/<Name>); a changed
         revision is written over it.
       - C(revisions) keeps each resolved revision in its own directory
         C(<cache_dir>/revisions/<Owner>/<Name>/<commit>), fetched into a staging directory and
         renamed into place only when verified, so no fetch ever writes into a revision a
         container reads. Files a cached revision already holds are hard-linked, not fetched again;
-        today's C(models) copy is moved in by hard links on the first run. O(source=hub) only.
+        today's C(flat) copy is moved in by hard links on the first run (no byte downloaded).
+        O(source=hub), or O(source=rsync) with O(source_url) naming another host's revision
+        directory C(<...>/revisions/<Owner>/<Name>/<key>), copied as a unit.
         The vllm_compose role does not mount this layout yet (docs/model-revisions.md).
     type: str
-    choices: [models, revisions]
-    default: models
+    choices: [flat, revisions]
+    default: flat
   resolve:
     description:
       - With O(layout=revisions), when to ask the hub what O(revision) resolves to.
@@ -96,7 +98,8 @@ options:
   source_url:
     description:
       - For O(source=rsync) - the model directory of the copy, as rsync reads it
-        (C(rsync://seed:8730/models/Qwen/Qwen3.5-27B), a local or NFS path, or C(host:path)).
+        (C(rsync://seed:8730/models/Qwen/Qwen3.5-27B), a local or NFS path, or C(host:path)); with
+        O(layout=revisions) the revision directory, whose last path component is its key.
     type: str
   rsync_password:
     description: Password of the rsync daemon user for O(source_url) (passed as C(RSYNC_PASSWORD)).
@@ -279,7 +282,7 @@ change:
   type: str
   sample: "revision master: 0b1e7c1e5c7c -> 360167a01ba1"
 migrated:
-  description: With O(layout=revisions), the key today's C(models) copy was moved into (hard links) by this run.
+  description: With O(layout=revisions), the key today's C(flat) copy was moved into (hard links) by this run.
   returned: when a copy was migrated
   type: str
   sample: 360167a01ba11562e3ea220a57ed6999be13ab9c
@@ -325,7 +328,7 @@ def main():
             lock_timeout=dict(type="int", default=30),
             timeout=dict(type="int", default=0),
             progress_interval=dict(type="int", default=10),
-            layout=dict(type="str", choices=["models", "revisions"], default="models"),
+            layout=dict(type="str", choices=["flat", "revisions"], default="flat"),
             resolve=dict(type="str", choices=["missing", "always"], default="missing"),
         ),
         required_if=[("source", "rsync", ("source_url",))],

@@ -9,7 +9,7 @@ from unittest import mock
 import pytest
 
 from ansible.playbook.task import Task
-from ansible_collections.ascendfleet.llm.plugins.action.model_fetch import ActionModule
+from ansible_collections.ascendfleet.llm.plugins.action.model_fetch import ActionModule, progress_file_of
 
 RUNNING = json.dumps({"started": True, "finished": False, "ansible_job_id": "j1.1"})
 DONE = json.dumps({"changed": True, "model": "Qwen/Qwen3-8B", "files": 5, "ansible_job_id": "j1.1"})
@@ -46,3 +46,12 @@ def test_a_path_with_spaces_is_quoted():
     act = action({"rc": 0, "stdout": DONE})
     act._finished("/home/ops user/.ansible_async/j1.1", "j1.1", "/home/ops user/.ansible_async", {})
     assert act._low_level_execute_command.call_args[0][0] == "cat '/home/ops user/.ansible_async/j1.1'"
+
+
+def test_the_progress_line_is_read_where_the_layout_writes_it():
+    args = {"model": "Qwen/Qwen3-8B", "cache_dir": "/mnt/disk2/modelscope/"}
+    assert progress_file_of(args) == "/mnt/disk2/modelscope/models/Qwen/Qwen3-8B/.ascendfleet/progress.json"
+    assert progress_file_of(dict(args, layout="flat")) == progress_file_of(args)
+    assert progress_file_of(dict(args, layout="revisions")) == "/mnt/disk2/modelscope/revisions/Qwen/Qwen3-8B/progress.json"
+    assert progress_file_of({"model": "Qwen3-8B", "cache_dir": "/c"}) is None
+    assert progress_file_of({"model": "Qwen/Qwen3-8B"}) is None

@@ -120,7 +120,20 @@ def test_fleet_facts_are_copies():
 
 
 def test_filters_registered():
-    assert sorted(FilterModule().filters()) == ["cached_models", "fleet_fact", "planned_models", "report_path", "vllm_ascend_image"]
+    assert sorted(FilterModule().filters()) == ["cached_models", "fleet_fact", "model_revisions", "planned_models", "report_path",
+                                                "vllm_ascend_image"]
+
+
+def test_model_revisions_filter():
+    from ansible.errors import AnsibleFilterError
+    commit = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+    model_revisions = FilterModule().filters()["model_revisions"]
+    wanted = [{"model": "Qwen/Qwen3.5-27B", "revision": "v1.0"}]
+    entries = [{"item": {"model": "Qwen/Qwen3.5-27B", "revision": "v1.0"}, "key": commit, "commit": commit, "change": None}]
+    assert model_revisions(entries, wanted) == [
+        {"model": "Qwen/Qwen3.5-27B", "revision": "v1.0", "key": commit, "commit": commit, "change": None}]
+    with pytest.raises(AnsibleFilterError, match="model_revisions: expects two lists"):
+        model_revisions({"key": commit}, wanted)
 
 
 def test_cached_models_from_model_prefetch_fact():

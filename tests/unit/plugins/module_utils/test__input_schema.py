@@ -140,6 +140,11 @@ def test_the_deployment_variables_are_the_roles():
      "image reference such as quay.io/ascend/vllm-ascend:v0.18.0rc1, or leave it empty"),
     ({"npu_verify_image_os": "debian"},
      "npu-07: npu_verify_image_os: 'debian' is not one of 'openeuler', 'ubuntu'. Fix: use one of 'openeuler', 'ubuntu'"),
+    # the cache layout: the shared input, checked as the role variable that reads it declares it
+    ({"ascendfleet_cache_layout": "revision"},
+     "npu-07: ascendfleet_cache_layout: 'revision' is not one of 'flat', 'revisions'. Fix: use one of 'flat', 'revisions'"),
+    ({"model_prefetch_resolve": "sometimes"},
+     "npu-07: model_prefetch_resolve: 'sometimes' is not one of 'missing', 'always'. Fix: use one of 'missing', 'always'"),
     # fleet_monitoring is in the schema too
     ({"fleet_monitoring_prometheus_port": 0},
      "npu-07: fleet_monitoring_prometheus_port: 0 is outside the range from 1 to 65535. Fix: give a TCP port between 1 "
@@ -147,7 +152,7 @@ def test_the_deployment_variables_are_the_roles():
     ({"fleet_monitoring_npu_exporter_scheme": "ftp"},
      "npu-07: fleet_monitoring_npu_exporter_scheme: 'ftp' is not one of 'http', 'https'. Fix: use one of 'http', 'https'"),
 ], ids=["sub-unknown", "sub-missing", "tilde", "dollar", "dotdot", "mount-relative", "nan", "inf", "huge", "cli-version",
-        "summary-hosts", "api-key", "image", "npu-verify-os", "prometheus-port", "exporter-scheme"])
+        "summary-hosts", "api-key", "image", "npu-verify-os", "cache-layout", "resolve", "prometheus-port", "exporter-scheme"])
 def test_refused_with_the_collection_s_message(values, message):
     assert input_errors(values, HOST) == [message]
 

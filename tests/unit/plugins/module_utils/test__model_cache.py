@@ -386,3 +386,112 @@ def test_check_mode_changes_nothing(hub, cli, tmp_path):
     assert (result["changed"], result["action"]) == (True, "would_fetch")
     assert not (tmp_path / "revisions").exists()
     assert hub.stats()["bytes_total"] == 0
+
+
+# --------------------------------------------------------------------------- copy_revision
+# The fan-out in the revisions layout: a peer copies the seed's revision directory as a unit.
+
+def cparams(cache, source_url, **extra):
+    out = dict(model=MODEL, revision="v1.0", cache_dir=str(cache), source="rsync", source_url=source_url,
+               attempts=1, space_margin=0, lock_timeout=1, progress_interval=1, verify="quick",
+               include=[], exclude=[], layout="revisions")
+    out.update(extra)
+    return out
+
+
+@pytest.mark.skipif(shutil.which("rsync") is None, reason="rsync is not installed on this machine")
+def test_a_seed_revision_is_copied_as_a_unit(hub, cli, tmp_path):
+    seed = mc.fetch_revision(rparams(hub, cli, tmp_path / "seed", revision="v1.0", resolve="missing"), "seed", env())
+    commit = repo(hub)["tags"]["v1.0"]
+    assert (seed["key"], seed["model_dir"]) == (commit, mr.revision_dir(str(tmp_path / "seed"), MODEL, commit))
+    served = hub.stats()["bytes_total"]
+    files = repo(hub)["commits"][commit]
+    assert served == sum(m["size"] for m in files.values())
+
+    peer = str(tmp_path / "peer")
+    copied = mc.fetch_revision(cparams(peer, seed["model_dir"]), "peer", env())
+    assert (copied["changed"], copied["action"], copied["key"], copied["commit"]) == (True, "copied", commit, commit)
+    assert copied["model_dir"] == mr.revision_dir(peer, MODEL, commit)
+    assert copied["bytes_fetched"] == served and sorted(copied["files_fetched"]) == sorted(files)
+    assert shas(copied["model_dir"], files) == {p: m["sha256"] for p, m in files.items()}
+    assert mr.revision_completeness(peer, MODEL, commit, verify="full")["complete"]
+    assert mr.resolved(peer, MODEL, "v1.0")["key"] == commit
+    assert not os.path.exists(mr.staging_dir(peer, MODEL, commit))
+    # The manifest names the revision the seed's name resolved to, and the source it came from.
+    manifest = mr.read_manifest(copied["model_dir"])
+    assert (manifest["names"], manifest["source"], manifest["commit"]) == (["v1.0"], seed["model_dir"], commit)
+    # The progress line of the copy is where the action plugin reads it.
+    with open(mr.progress_path(peer, MODEL)) as handle:
+        progress = json.load(handle)
+    assert (progress["done"], progress["total"], progress["running"]) == (served, served, False)
+    assert hub.stats()["bytes_total"] == served  # the copy asked the hub nothing
+
+    again = mc.fetch_revision(cparams(peer, seed["model_dir"]), "peer", env())
+    assert (again["changed"], again["action"], again["key"], again["change"]) == (False, "none", commit, None)
+
+    # A corrupt source file never becomes a revision; the staging directory is kept to resume.
+    shard = pathlib.Path(seed["model_dir"], SHARD2)
+    data = bytearray(shard.read_bytes())
+    data[100] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    other = str(tmp_path / "peer2")
+    with pytest.raises(ms.ModelPrefetchError) as err:
+        mc.fetch_revision(cparams(other, seed["model_dir"]), "peer2", env())
+    assert "failed after 1 attempt(s): verification failed: %s (sha256 " % SHARD2 in str(err.value)
+    assert mr.list_revisions(other, MODEL) == [] and os.path.isdir(mr.staging_dir(other, MODEL, commit))
+
+
+@pytest.mark.skipif(shutil.which("rsync") is None, reason="rsync is not installed on this machine")
+def test_a_copy_is_refused_before_any_byte_when_the_disk_is_too_small(hub, cli, tmp_path):
+    seed = mc.fetch_revision(rparams(hub, cli, tmp_path / "seed", revision="v1.0", resolve="missing"), "seed", env())
+    peer = str(tmp_path / "peer")
+    with pytest.raises(ms.ModelPrefetchError) as err:
+        mc.fetch_revision(cparams(peer, seed["model_dir"], space_margin=1 << 60), "peer", env())
+    text = str(err.value)
+    assert text.startswith("host peer: not enough free space on ")
+    assert "for %s@v1.0: needs " % MODEL in text and "point model_prefetch_cache_dir at a larger disk" in text
+    staging = mr.staging_dir(peer, MODEL, seed["key"])
+    assert sorted(os.listdir(staging)) == [".ascendfleet"]  # the source manifest was read, no model file
+    assert mr.list_revisions(peer, MODEL) == []
+
+
+def test_a_peer_holding_todays_copy_copies_nothing(hub, cli, tmp_path):
+    """Migration in the fan-out: a peer that holds the model in today's (flat) layout moves it in
+    by hard links; the seed's directory is not even read (here it does not exist)."""
+    peer = str(tmp_path / "peer")
+    legacy = mc.fetch(params(hub, cli, peer), "peer", env())
+    commit = repo(hub)["tags"]["v1.0"]
+    hub.reset()
+    nowhere = str(tmp_path / "no-seed" / "revisions" / MODEL / commit)
+    result = mc.fetch_revision(cparams(peer, nowhere), "peer", env())
+    assert (result["changed"], result["migrated"], result["key"], result["bytes_fetched"]) == (True, commit, commit, 0)
+    assert result["action"] == "none" and hub.stats()["requests"] == {}
+    rdir = mr.revision_dir(peer, MODEL, commit)
+    for path in repo(hub)["commits"][commit]:
+        assert os.stat(os.path.join(rdir, path)).st_ino == os.stat(os.path.join(legacy["model_dir"], path)).st_ino
+    assert mr.resolved(peer, MODEL, "v1.0", verify="full")["complete"]
+    assert facts.model_completeness(peer, MODEL, "v1.0", verify="full")["complete"]
+
+
+def test_hub_resolution_names_a_moved_branch_and_downloads_nothing(hub, cli, tmp_path):
+    """resolve=always's read (model_cache_info): the hub's key now, whether it is complete and
+    recorded here; one file list request, no byte, nothing written."""
+    info = repo(hub)
+    old, new = info["tags"]["v0.9"], info["branches"]["master"]
+    hub.json("/_sim/branches", "POST", {MODEL: {"master": old}})
+    cache = str(tmp_path)
+    before = mc.hub_resolution(cache, MODEL, "master", [], [], hub.url)
+    assert (before["key"], before["complete"], before["current"]) == (old, False, False)
+    mc.fetch_revision(rparams(hub, cli, tmp_path), "node-1", env())
+    hub.reset()
+    hub.json("/_sim/branches", "POST", {MODEL: {"master": old}})
+    same = mc.hub_resolution(cache, MODEL, "master", [], [], hub.url)
+    assert (same["key"], same["complete"], same["current"], same["revision"]) == (old, True, True, "master")
+    assert hub.stats()["requests"] == {"repo_files": 1} and hub.stats()["bytes_total"] == 0
+    hub.json("/_sim/branches", "POST", {MODEL: {"master": new}})
+    moved = mc.hub_resolution(cache, MODEL, "master", [], [], hub.url)
+    assert (moved["key"], moved["complete"], moved["current"]) == (new, False, False)
+    assert [r["key"] for r in mr.list_revisions(cache, MODEL)] == [old]
+    # The new revision fetched: complete and recorded, so the next read finds nothing to do.
+    mc.fetch_revision(rparams(hub, cli, tmp_path), "node-1", env())
+    assert mc.hub_resolution(cache, MODEL, "master", [], [], hub.url)["current"] is True

@@ -368,3 +368,26 @@ def test_the_legacy_copy_goes_only_when_nothing_mounts_it(tmp_path):
     assert mr.remove_legacy(str(tmp_path), MODEL, legacy_referenced=False) is True
     assert not legacy.exists()
     assert mr.revision_completeness(str(tmp_path), MODEL, COMMIT_A, verify="full")["complete"]
+
+
+# --------------------------------------------------------------------------- the prefetch report
+
+def test_report_rows_name_the_commit_each_wanted_model_resolved_to():
+    wanted = [{"model": MODEL, "revision": "master"}, {"model": "Qwen/Qwen3-0.6B", "revision": "v1.0"},
+              {"model": "Qwen/Qwen3-8B"}]
+    # model_cache_info's models (before the run), then the fetch results (loop item + module result).
+    cache = [{"model": MODEL, "revision": "master", "key": COMMIT_A, "commit": COMMIT_A, "complete": True},
+             {"model": "Qwen/Qwen3-0.6B", "revision": "v1.0", "key": None, "commit": None, "complete": False},
+             {"model": "Qwen/Qwen3-8B", "revision": "master", "key": None, "complete": False}]
+    fetched = [{"item": {"model": MODEL, "revision": "master", "include": [], "exclude": []},
+                "model": MODEL, "revision": "master", "key": COMMIT_B, "commit": COMMIT_B,
+                "change": mr.revision_change("master", COMMIT_A, COMMIT_B)},
+               {"item": {"model": "Qwen/Qwen3-0.6B", "revision": "v1.0"}, "key": "content-" + "a" * 40, "commit": None},
+               {"item": {"model": "Other/Model", "revision": "v1"}, "key": COMMIT_A, "commit": COMMIT_A},
+               {"item": {"model": "Qwen/Qwen3-8B", "revision": "master"}, "skipped": True}]
+    assert mr.report_rows(wanted, cache + fetched) == [
+        {"model": MODEL, "revision": "master", "key": COMMIT_B, "commit": COMMIT_B,
+         "change": "revision master: 3c1a4f0e9b7d -> 9e2f6b3d8a15"},
+        {"model": "Qwen/Qwen3-0.6B", "revision": "v1.0", "key": "content-" + "a" * 40, "commit": None, "change": None}]
+    # The flat layout carries no key: no row.
+    assert mr.report_rows(wanted, [{"model": MODEL, "revision": "master", "complete": True}]) == []

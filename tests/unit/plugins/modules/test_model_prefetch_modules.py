@@ -141,5 +141,65 @@ def test_fetch_revisions_layout_check_mode_writes_nothing(run_module, tmp_path):
 def test_fetch_revisions_layout_is_hub_only(run_module, tmp_path):
     failed, result = run_module(model_fetch.main, {
         "model": MODEL, "cache_dir": str(tmp_path), "layout": "revisions", "source": "prestaged"})
-    assert failed and result["msg"] == ("host %s: the revision cache fetches from the hub only (source "
-                                        "'prestaged'); use model_prefetch_source: hub" % socket.gethostname())
+    assert failed and result["msg"] == (
+        "host %s: the revision cache fetches from the hub (or copies a seed's revision), not from source "
+        "'prestaged'; use model_prefetch_source: hub or ascendfleet_cache_layout: flat" % socket.gethostname())
+
+
+def test_fetch_revisions_layout_copy_names_a_revision_directory(run_module, tmp_path):
+    failed, result = run_module(model_fetch.main, {
+        "model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path), "layout": "revisions",
+        "source": "rsync", "source_url": "rsync://u@seed:8730/ascendfleet-models/Qwen/Qwen3-0.6B"})
+    assert failed and result["msg"] == (
+        "host %s: source_url 'rsync://u@seed:8730/ascendfleet-models/Qwen/Qwen3-0.6B' does not name a revision "
+        "directory; give the source's <cache>/revisions/Qwen/Qwen3-0.6B/<key> (key: the commit id)" % socket.gethostname())
+    assert not (tmp_path / "revisions").exists()
+
+
+def test_fetch_revisions_layout_copy_in_check_mode(run_module, tmp_path):
+    """In check mode the seed resolves nothing, so the copy may not know the key: it says what it
+    would do from the local cache and writes nothing (today's copy is not migrated either)."""
+    mdir = stage(tmp_path)
+    args = {"model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path), "layout": "revisions",
+            "source": "rsync", "source_url": "rsync://u@seed:8730/ascendfleet-models/Qwen/Qwen3-0.6B/",
+            "_ansible_check_mode": True}
+    failed, result = run_module(model_fetch.main, args)
+    assert not failed and (result["changed"], result["action"]) == (True, "would_fetch")
+    assert not (tmp_path / "revisions").exists() and os.path.isdir(mdir)
+    # Once the revision is here, check mode names no change for its key, and one for another key.
+    assert not run_module(model_fetch.main, {"model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path),
+                                             "layout": "revisions", "endpoint": "http://127.0.0.1:9"})[0]
+    same = run_module(model_fetch.main, dict(args, source_url=args["source_url"] + "c" * 40))[1]
+    assert (same["changed"], same["action"]) == (False, "none")
+    other = run_module(model_fetch.main, dict(args, source_url=args["source_url"] + "d" * 40))[1]
+    assert (other["changed"], other["action"]) == (True, "would_fetch")
+
+
+def test_cache_info_revisions_layout_reads_the_resolved_revision(run_module, tmp_path):
+    """Today's copy is missing in the revisions layout until the fetch moves it in (no hub); then
+    the resolved revision is complete and named by key and commit."""
+    stage(tmp_path)
+    wanted = [{"model": MODEL, "revision": "v1.0"}]
+    args = {"cache_dir": str(tmp_path), "models": wanted, "layout": "revisions"}
+    failed, before = run_module(model_cache_info.main, args)
+    assert not failed and before["changed"] is False
+    assert (before["models"][0]["complete"], before["models"][0]["key"]) == (False, None)
+    assert before["models"][0]["reasons"] == ["revision 'v1.0' was never fetched into the revision cache"]
+    assert before["missing"] == [{"model": MODEL, "revision": "v1.0", "include": [], "exclude": []}]
+    # The flat reader still sees today's copy as complete (what vllm_compose mounts today).
+    assert run_module(model_cache_info.main, dict(args, layout="flat"))[1]["missing"] == []
+
+    assert not run_module(model_fetch.main, {"model": MODEL, "revision": "v1.0", "cache_dir": str(tmp_path),
+                                             "layout": "revisions", "endpoint": "http://127.0.0.1:9"})[0]
+    failed, after = run_module(model_cache_info.main, args)
+    state = after["models"][0]
+    assert (state["complete"], state["key"], state["commit"], after["missing"]) == (True, "c" * 40, "c" * 40, [])
+    assert state["model_dir"] == os.path.join(str(tmp_path), "revisions", "Qwen", "Qwen3-0.6B", "c" * 40)
+    # Another include/exclude set is another copy: missing.
+    other = run_module(model_cache_info.main, dict(args, models=[dict(wanted[0], include=["*.json"])]))[1]
+    assert other["models"][0]["reasons"] == ["include/exclude globs differ from the manifest's"]
+    # resolve=always asks the hub (test__model_cache.py: against the sim hub); none here.
+    failed, always = run_module(model_cache_info.main, dict(args, resolve="always", endpoint="http://127.0.0.1:9",
+                                                            token="tok-123-secret"))
+    assert failed and always["msg"].startswith("hub http://127.0.0.1:9 is unreachable")
+    assert "tok-123-secret" not in json.dumps(always)
