@@ -4,8 +4,8 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filters exposing what the collection knows (module_utils/_facts.py) to roles and playbooks.
 
-Documentation: fleet_fact.yml, vllm_ascend_image.yml, planned_models.yml, report_path.yml and
-model_revisions.yml beside this file.
+Documentation: fleet_fact.yml, vllm_ascend_image.yml, planned_models.yml, report_path.yml,
+model_revisions.yml and model_prefetch_fanout_plan.yml beside this file.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import report_rows
+from ansible_collections.ascendfleet.llm.plugins.module_utils._prefetch_plan import fanout_plan
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     FactError,
     cached_models,
@@ -87,6 +88,17 @@ def model_revisions(entries, models):
     return report_rows(_plain(list(models)), _plain(list(entries)))
 
 
+def model_prefetch_fanout_plan(records):
+    """The fan-out plan of every host of the run from their records (``__model_prefetch_self``)."""
+    if not isinstance(records, (list, tuple)):
+        raise AnsibleFilterError("model_prefetch_fanout_plan: expects the list of the hosts' records, got %s"
+                                 % type(records).__name__)
+    try:
+        return fanout_plan(_plain(list(records)))
+    except ValueError as exc:
+        raise AnsibleFilterError("model_prefetch_fanout_plan: %s" % exc) from exc
+
+
 class FilterModule(object):
     """Shared facts filters."""
 
@@ -98,4 +110,5 @@ class FilterModule(object):
             "cached_models": cached_models_filter,
             "report_path": report_path,
             "model_revisions": model_revisions,
+            "model_prefetch_fanout_plan": model_prefetch_fanout_plan,
         }

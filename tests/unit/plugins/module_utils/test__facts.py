@@ -120,8 +120,8 @@ def test_fleet_facts_are_copies():
 
 
 def test_filters_registered():
-    assert sorted(FilterModule().filters()) == ["cached_models", "fleet_fact", "model_revisions", "planned_models", "report_path",
-                                                "vllm_ascend_image"]
+    assert sorted(FilterModule().filters()) == ["cached_models", "fleet_fact", "model_prefetch_fanout_plan", "model_revisions",
+                                                "planned_models", "report_path", "vllm_ascend_image"]
 
 
 def test_model_revisions_filter():
@@ -257,3 +257,17 @@ def test_a_damaged_manifest_never_raises(tmp_path):
     state = facts.model_completeness(str(tmp_path), QWEN, "v1.0")
     assert state["complete"] is False
     assert state["reasons"] == ["manifest does not match the marker's manifest_sha256"]
+
+
+def test_model_prefetch_fanout_plan_filter():
+    from ansible.errors import AnsibleFilterError
+    plan = FilterModule().filters()["model_prefetch_fanout_plan"]
+    qwen = {"model": "Qwen/Qwen3.5-27B", "revision": "master"}
+    records = [{"host": h, "domain": "rack1", "address": h, "models": [qwen], "missing": m, "fanout": True}
+               for h, m in (("a", [qwen]), ("b", []))]
+    assert plan(records)["a"] == {"seed": "b", "seed_address": "b", "domain_missing": [qwen], "peers_missing": ["a"],
+                                  "own_fetch": [], "copy": [qwen]}
+    with pytest.raises(AnsibleFilterError, match="model_prefetch_fanout_plan: expects the list"):
+        plan({"a": records[0]})
+    with pytest.raises(AnsibleFilterError, match="model_prefetch_fanout_plan: fan-out plan: each record needs"):
+        plan([{"host": "a"}])
