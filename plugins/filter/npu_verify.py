@@ -4,8 +4,8 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filters judging a host for the npu_verify role (module_utils/_npu_verify.py).
 
-Documentation: npu_verify_python.yml, npu_verify_judge.yml, npu_verify_fleet.yml and
-npu_verify_image_record.yml beside this file.
+Documentation: npu_verify_python.yml, npu_verify_judge.yml, npu_verify_fleet.yml,
+npu_verify_image_record.yml and npu_verify_image_records.yml beside this file.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_verify import
     fleet_lines,
     fleet_rows,
     image_record,
+    image_records,
     judge,
     python_version,
 )
@@ -52,12 +53,20 @@ def npu_verify_fleet(hosts, verdicts, report_path=""):
     return fleet
 
 
+def _report_text(report_text, name):
+    if report_text is not None and not isinstance(report_text, str):
+        raise AnsibleFilterError("%s: expects the text of npu_verify.json, got %s" % (name, type(report_text).__name__))
+    return report_text or ""
+
+
 def npu_verify_image_record(report_text, host):
     """The image ID and CANN version the last fleet report holds for ``host`` (``{}`` when none)."""
-    if report_text is not None and not isinstance(report_text, str):
-        raise AnsibleFilterError("npu_verify_image_record: expects the text of npu_verify.json, got %s"
-                                 % type(report_text).__name__)
-    return image_record(report_text or "", str(host))
+    return image_record(_report_text(report_text, "npu_verify_image_record"), str(host))
+
+
+def npu_verify_image_records(report_text):
+    """The image ID and CANN version the last fleet report holds for each host, by host."""
+    return image_records(_report_text(report_text, "npu_verify_image_records"))
 
 
 class FilterModule(object):
@@ -69,4 +78,5 @@ class FilterModule(object):
             "npu_verify_judge": npu_verify_judge,
             "npu_verify_fleet": npu_verify_fleet,
             "npu_verify_image_record": npu_verify_image_record,
+            "npu_verify_image_records": npu_verify_image_records,
         }

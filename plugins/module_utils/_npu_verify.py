@@ -469,25 +469,31 @@ def fleet_lines(fleet, report_path):
     return lines
 
 
-def image_record(report_text, host):
-    """What the last fleet report says the CANN of ``host``'s image was, by image ID, or ``{}``.
+def image_records(report_text):
+    """What the last fleet report says the CANN of each host's image was, by image ID:
+    ``{host: {"id", "cann_version", "source"}}``, for the rows that hold all three.
 
-    ``report_text`` is npu_verify.json as fleet_rows() wrote it (empty when there is none). Returns
-    ``{"id", "cann_version", "source"}`` when the report's row for ``host`` holds an image ID and the
-    CANN version read from it, so that npu_host_facts (option ``image_record``) starts no probe
-    container for an image whose ID did not change (an ID is the digest of the image's content).
-    Anything else - no report, a report of an older release, unreadable JSON - gives ``{}``: the
-    image is probed as before.
+    ``report_text`` is npu_verify.json as fleet_rows() wrote it (empty when there is none). The
+    record lets npu_host_facts (option ``image_record``) start no probe container for an image whose
+    ID did not change (an ID is the digest of the image's content). Anything else - no report, a
+    report of an older release, unreadable JSON - gives ``{}``: every image is probed as before.
+    Parsed once per run for every host (the role's gather.yml), not once per host.
     """
     try:
         report = json.loads(report_text) if report_text else {}
     except ValueError:
         return {}
     rows = report.get("hosts") if isinstance(report, dict) else None
+    out = {}
     for row in rows if isinstance(rows, list) else []:
-        if isinstance(row, dict) and row.get("host") == host:
+        if isinstance(row, dict) and isinstance(row.get("host"), str) and row["host"] not in out:
             image_id, cann, source = row.get("image_id"), row.get("image_cann"), row.get("image_cann_source")
-            if all(isinstance(v, str) and v for v in (image_id, cann, source)):
-                return {"id": image_id, "cann_version": cann, "source": source}
-            return {}
-    return {}
+            out[row["host"]] = ({"id": image_id, "cann_version": cann, "source": source}
+                                if all(isinstance(v, str) and v for v in (image_id, cann, source)) else {})
+    return dict((host, record) for host, record in out.items() if record)
+
+
+def image_record(report_text, host):
+    """What the last fleet report says the CANN of ``host``'s image was, by image ID, or ``{}``
+    (:func:`image_records` for one host)."""
+    return image_records(report_text).get(host, {})

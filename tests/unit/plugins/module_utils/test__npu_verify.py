@@ -7,6 +7,7 @@ findings are written by hand from those captures and the supported releases
 (v0.17.0rc1 -> CANN 8.5/9.0 -> driver >= 25.0; v0.11.0 -> CANN 8.2 -> driver >= 24.1.rc2).
 """
 import copy
+import json
 import pathlib
 
 import pytest
@@ -390,8 +391,6 @@ def test_truncate_reads_like_jinja(text_in, length, expected):
 
 # -- the image record (the last report's CANN of each host's image, by image ID) -----------------
 def test_the_report_records_the_image_cann_by_id_for_the_next_run():
-    import json
-
     from ansible_collections.ascendfleet.llm.plugins.filter.npu_verify import npu_verify_image_record
     facts = host_facts()
     source = "/usr/local/Ascend/cann/x86_64-linux/ascend_toolkit_install.info"
@@ -405,6 +404,9 @@ def test_the_report_records_the_image_cann_by_id_for_the_next_run():
     assert npu_verify_image_record(text_out, "a") == {"id": "sha256:1", "cann_version": "8.5.0", "source": source}
     assert npu_verify_image_record(text_out, "b") == {}
     assert npu_verify_image_record(text_out, "new-host") == {}
+    # Every host's at once (gather.yml parses the report once per run, not once per host).
+    from ansible_collections.ascendfleet.llm.plugins.filter.npu_verify import npu_verify_image_records
+    assert npu_verify_image_records(text_out) == {"a": {"id": "sha256:1", "cann_version": "8.5.0", "source": source}}
 
 
 @pytest.mark.parametrize("report", [
@@ -416,9 +418,21 @@ def test_the_report_records_the_image_cann_by_id_for_the_next_run():
     '{"hosts": [{"host": "a", "image_id": "sha256:1", "image_cann": null, "image_cann_source": null}]}',
 ])
 def test_no_usable_record_reads_the_image_again(report):
-    from ansible_collections.ascendfleet.llm.plugins.filter.npu_verify import npu_verify_image_record
+    from ansible_collections.ascendfleet.llm.plugins.filter.npu_verify import npu_verify_image_record, npu_verify_image_records
     assert npu_verify_image_record(report, "a") == {}
     assert npu_verify_image_record(None, "a") == {}
+    assert npu_verify_image_records(report) == {}
+
+
+def test_the_first_row_of_a_host_decides_its_record():
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.ascendfleet.llm.plugins.filter.npu_verify import npu_verify_image_records
+    row = {"host": "a", "image_id": "sha256:1", "image_cann": "8.5.0", "image_cann_source": "/f"}
+    report = '{"hosts": [%s, %s, %s]}' % ('{"host": "a", "image_id": null}', '{"host": "b"}', json.dumps(row))
+    assert npu_verify_image_records(report) == {}
+    with pytest.raises(AnsibleFilterError, match="npu_verify_image_records: expects the text of npu_verify.json"):
+        npu_verify_image_records({"hosts": []})
 
 
 def test_the_fleet_report_does_not_change_with_free_space_under_a_gb():
