@@ -25,6 +25,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._ascend_versions i
     cann_driver_requirement,
     compare_ascend_versions,
 )
+from ansible_collections.ascendfleet.llm.plugins.module_utils._lists import unique
 
 CHECKS = ("python", "npu_smi", "chips", "driver", "cann", "devices", "docker", "disk", "hccn")
 _LEADING_VERSION = re.compile(r"^[0-9]+([.][0-9]+)*")
@@ -133,7 +134,7 @@ def check_npu_smi(ctx):
         return [finding("npu_smi", True, "%s: npu-smi info lists no chips; needs at least one NPU" % ctx.host,
                         "check that the cards are seated and seen (`lspci | grep -i d80`) and that the driver matches them")]
     if ctx.family is None or ctx.family not in supported:
-        names = ", ".join(_unique(c.get("name") for c in ctx.chips))
+        names = ", ".join(unique(c.get("name") for c in ctx.chips))
         what = ("chip family %s (chips %s) has no vllm-ascend image" % (ctx.family, names) if ctx.family
                 else "chip family not recognised from npu-smi info (chips %s)" % names)
         return [finding("npu_smi", True, "%s: %s; needs one of %s" % (ctx.host, what, ", ".join(supported)),
@@ -347,14 +348,6 @@ def check_hccn(ctx):
                     "address <ip> netmask <mask>`), or set npu_verify_hccn_enabled to false for single-node hosts")]
 
 
-def _unique(items):
-    out = []
-    for item in items:
-        if item not in out:
-            out.append(item)
-    return out
-
-
 def judge(host, gathered, settings):
     """Findings and the host verdict from what the role gathered.
 
@@ -410,7 +403,7 @@ def judge(host, gathered, settings):
         "verdict": "fail" if failing else "pass",
         "reasons": [reason(f) for f in failing],
         "notes": [reason(f) for f in findings if f["verdict"] != "fail"],
-        "failed_checks": _unique(f["check"] for f in failing),
+        "failed_checks": unique(f["check"] for f in failing),
     }
     return {"findings": findings, "fact": fact, "python_usable": ctx.python_usable}
 

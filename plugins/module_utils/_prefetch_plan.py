@@ -16,15 +16,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._lists import unique
+
 RECORD_KEYS = ("host", "domain", "address", "models", "missing", "fanout")
-
-
-def _unique(items):
-    out = []
-    for item in items:
-        if item not in out:
-            out.append(item)
-    return out
 
 
 def fanout_plan(records):
@@ -54,7 +48,7 @@ def fanout_plan(records):
         with_models = [p for p in peers if p["models"] != []]
         complete = [p for p in with_models if p["missing"] == []]
         seed = (complete + with_models + [record])[0]
-        missing = _unique(m for p in peers for m in p["missing"])
+        missing = unique(m for p in peers for m in p["missing"])
         plans[host] = {"seed": seed["host"], "seed_address": seed["address"], "domain_missing": missing,
                        "peers_missing": [p["host"] for p in peers if p["missing"] != []],
                        "own_fetch": missing if host == seed["host"] else [],
