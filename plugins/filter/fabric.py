@@ -48,26 +48,24 @@ def multinode_deployments(deployments, host):
     return _deployments(host, list(deployments) if isinstance(deployments, (list, tuple)) else deployments)
 
 
+def _run_hosts(hosts, variables, name):
+    """``hosts`` checked to be a list of inventory names, and ``variables`` as a list of names."""
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        raise AnsibleFilterError("%s: expected a list of inventory names, got %r" % (name, hosts))
+    return hosts, [variables] if isinstance(variables, str) else list(variables)
+
+
 def multinode_members(hosts, hostvars, variables=("ascendfleet_deployments",)):
     """The hosts of ``hosts`` that a present multi-node deployment of any of them lists as a member.
 
     A host's deployments are those of every one of ``variables`` its host vars define.
     """
-    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
-        raise AnsibleFilterError("multinode_members: expected a list of inventory names, got %r" % (hosts,))
-    names = [variables] if isinstance(variables, str) else list(variables)
+    hosts, names = _run_hosts(hosts, variables, "multinode_members")
     lists = []
     for host in hosts:
         mine = hostvars[host]
         lists.extend(mine[name] for name in names if name in mine)
     return _multinode_members(hosts, lists)
-
-
-def _deployment_lists(hosts, hostvars, variables, name):
-    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
-        raise AnsibleFilterError("%s: expected a list of inventory names, got %r" % (name, hosts))
-    names = [variables] if isinstance(variables, str) else list(variables)
-    return {host: next((hostvars[host][n] for n in names if n in hostvars[host]), []) for host in hosts}
 
 
 def multinode_refusals(hosts, hostvars, servers, variables=("vllm_compose_deployments", "ascendfleet_deployments")):
@@ -77,7 +75,9 @@ def multinode_refusals(hosts, hostvars, servers, variables=("vllm_compose_deploy
     """
     if not isinstance(servers, list):
         raise AnsibleFilterError("multinode_refusals: servers must be the list groups['ascend_servers'], got %r" % (servers,))
-    return _refusals(hosts, _deployment_lists(hosts, hostvars, variables, "multinode_refusals"), servers)
+    hosts, names = _run_hosts(hosts, variables, "multinode_refusals")
+    first = {host: next((hostvars[host][n] for n in names if n in hostvars[host]), []) for host in hosts}
+    return _refusals(hosts, first, servers)
 
 
 class FilterModule(object):
