@@ -297,4 +297,4 @@ def test_knobs_section_is_opt_in_and_compares_settings_with_stock(bench_env):
     assert settings["strategy free"] == {"ANSIBLE_STRATEGY": "free"}
     assert settings["fact cache jsonfile"]["ANSIBLE_CACHE_PLUGIN_CONNECTION"] == "/tmp/facts"
     # Never below one fork on a tiny fleet.
-    assert [name for name, _ in bench.knob_settings(1, "/tmp/facts")][:2] == ["stock", "forks 1"]
+    assert [setting[0] for setting in bench.knob_settings(1, "/tmp/facts")][:2] == ["stock", "forks 1"]
