@@ -32,6 +32,7 @@ attributes:
     description: Reports what it would remove, removes nothing (and takes no lock).
   diff_mode:
     support: none
+    description: Returns no diff; RV(models) lists what was removed.
   idempotent:
     support: full
     description: A second run finds nothing more to remove and reports no change.

@@ -80,8 +80,9 @@ written:
 replaced:
   description:
     - The last-good C(state.json) this record replaced (read before writing), null when there was none
-      or it was not JSON. With the revisions cache layout its C(revision_key) is the revision the
-      deployment served before (the fleet summary's C(revision master: <old> -> <new>)).
+      or it was not JSON.
+    - "With the revisions cache layout its C(revision_key) is the revision the deployment served
+      before (the fleet summary's C(revision master: <old> -> <new>))."
   returned: always
   type: dict
   sample: {name: qwen, model: Qwen/Qwen3.5-27B, revision: master, revision_key: 3f9a0c1e2d4b5a6978877665544332211ffeeddc}
