@@ -141,8 +141,8 @@ missing:
 states:
   description:
     - With O(deployment_states), C(<model>@<revision>) to the model's state as
-      M(ascendfleet.llm.vllm_model_info) returns it in its C(models) (what vllm_compose mounts
-      today, the flat layout, whatever O(layout) says).
+      M(ascendfleet.llm.vllm_model_info) returns it in its C(models) for the same O(layout)
+      (with O(layout=revisions), the revision directory vllm_compose mounts).
   returned: when O(deployment_states)
   type: dict
 cli_version:
@@ -218,7 +218,8 @@ def main():
     extra = {}
     if module.params["deployment_states"]:
         extra["states"] = dict(("%s@%s" % (item["model"], item["revision"]),
-                                model_state(module.params["cache_dir"], item["model"], item["revision"]))
+                                model_state(module.params["cache_dir"], item["model"], item["revision"],
+                                            layout=module.params["layout"]))
                                for item in module.params["models"])
     module.exit_json(changed=False, models=out, missing=missing,
                      cli_version=installed_version(module.params["venv"]), **extra)

@@ -59,6 +59,8 @@ options:
         the plan, and that model is not complete in the cache (the collection's one
         completeness reader, quick - every manifest file at its size), is returned in RV(errors) -
         a failed change could not roll back to it.
+      - A last-known-good that mounts a revision directory (its state names a C(revision_key), the
+        revisions cache layout) is judged on that directory, C(<cache_dir>/revisions/<Owner>/<Name>/<key>).
     type: path
   read_state:
     description:
@@ -165,6 +167,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_smi import (
 )
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import config_hashes, project_containers
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import model_completeness
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import revision_completeness
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_gate import (
     HOST_ARGS,
     device_ids,
@@ -388,7 +391,9 @@ def main():
             except ValueError:
                 continue
         found["errors"] = found["errors"] + last_good_problems(
-            p["host"], planned, last_good, lambda model, revision: model_completeness(p["cache_dir"], model, revision))
+            p["host"], planned, last_good, lambda model, revision, key: (
+                revision_completeness(p["cache_dir"], model, key) if key
+                else model_completeness(p["cache_dir"], model, revision)))
     if p["read_state"]:
         found["deployments"] = read_state(module, p, planned, ledger, raw, jobs)
         pool.shutdown()
