@@ -76,6 +76,48 @@ def test_an_unreadable_host_keeps_its_inventory_deployments():
     assert sd["npu_exporter"] == [{"targets": ["10.0.0.99:9100"], "labels": {"host": "sim-gone", "__scheme__": "http"}}]
 
 
+# The revisions cache layout (issue 29): the container's label names the revision directory it mounts
+# (vllm_status), the plan the revision its name resolves to in the host's cache now.
+COMMIT_A = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+COMMIT_B = "9e2f6b3d8a153c1a4f0e9b7d2a6c5e8f1b0d4a7c"
+
+
+def _revision_records(serving, desired):
+    records = _records()
+    seed = records[0]
+    seed["observed"]["deployments"][0]["containers"][0]["revision_key"] = serving
+    seed["observed"]["deployments"][0]["last_good"]["revision_key"] = serving
+    seed["plan"]["deployments"][0]["revision_key"] = desired
+    return records
+
+
+def _seed_labels(records):
+    (seed,) = [g for g in file_sd(records)["vllm"] if g["labels"]["host"] == "sim-910b2-seed"]
+    return seed["labels"]
+
+
+def test_a_deployment_on_the_revisions_layout_is_labelled_with_the_revision_it_serves():
+    labels = _seed_labels(_revision_records(COMMIT_B, COMMIT_B))
+    assert (labels["revision"], labels["revision_desired"], labels["revision_current"]) == (COMMIT_B, COMMIT_B, "true")
+    # The other hosts' records are of the flat layout: no revision labels at all.
+    assert [sorted(k for k in g["labels"] if k.startswith("revision")) for g in file_sd(_revision_records(COMMIT_B, COMMIT_B))["vllm"]
+            if g["labels"]["host"] != "sim-910b2-seed"] == [[], [], []]
+
+
+def test_a_rolled_back_revision_is_labelled_not_current_with_both():
+    labels = _seed_labels(_revision_records(COMMIT_A, COMMIT_B))
+    assert (labels["revision"], labels["revision_desired"], labels["revision_current"]) == (COMMIT_A, COMMIT_B, "false")
+    # The image is the desired one: only the revision differs.
+    assert labels["image_current"] == "true"
+
+
+def test_a_stopped_deployment_on_the_revisions_layout_has_an_unknown_revision():
+    records = _revision_records(COMMIT_B, COMMIT_B)
+    records[0]["observed"]["deployments"][0]["containers"] = []
+    labels = _seed_labels(records)
+    assert (labels["revision"], labels["revision_desired"], labels["revision_current"]) == ("", COMMIT_B, "unknown")
+
+
 def test_npu_exporter_only_where_the_site_runs_one():
     records = _records()
     records[0]["npu_exporter"] = {"port": 8082}
@@ -134,7 +176,8 @@ def test_rules_use_the_thresholds_and_the_job_names():
     assert sorted(alerts) == sorted([
         "AscendfleetDeploymentDown", "AscendfleetKVCacheHigh", "AscendfleetRequestsQueueing",
         "AscendfleetTimeToFirstTokenHigh", "AscendfleetNPUChipUnhealthy", "AscendfleetNPUMemoryNearlyFull",
-        "AscendfleetImageNotDesired", "AscendfleetNPUExporterDown", "AscendfleetEngineHung"])
+        "AscendfleetImageNotDesired", "AscendfleetRevisionNotDesired", "AscendfleetNPUExporterDown",
+        "AscendfleetEngineHung"])
     assert alerts["AscendfleetKVCacheHigh"]["expr"] == "ascendfleet:vllm_kv_cache_usage:max > 0.8"
     assert alerts["AscendfleetKVCacheHigh"]["for"] == "3m"
     assert alerts["AscendfleetDeploymentDown"]["expr"] == 'up{job="llm"} == 0'
