@@ -32,6 +32,9 @@ import urllib.request
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from sim_ready import sim_ready  # noqa: E402  pylint: disable=wrong-import-position
+
 TOP = pathlib.Path(__file__).resolve().parents[2]
 SIM_INVENTORY = TOP / "inventories" / "sim"
 FLEET = TOP / "tests" / "sim" / "fleet.sh"
@@ -52,15 +55,6 @@ COMPOSE = "/opt/ascendfleet/qwen/compose.yaml"
 # The poll during the prefetch: every POLL_S per host, at most POLL_MAX requests or POLL_DEADLINE_S.
 POLL_S, POLL_MAX, POLL_DEADLINE_S = 0.25, 4000, 900
 RUN_TIMEOUT_S = 900
-
-
-def _sim_ready():
-    try:
-        if subprocess.run(["docker", "info"], capture_output=True, timeout=20, check=False).returncode != 0:
-            return False
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return subprocess.run([str(TOP / "tests" / "sim" / "assets.sh"), "--check"], capture_output=True, check=False).returncode == 0
 
 
 def deployment(max_model_len=None):
@@ -214,7 +208,7 @@ def recap(out):
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    if not _sim_ready():
+    if not sim_ready():
         pytest.skip("needs Docker and the sim's assets (make sim-assets)")
     work = tmp_path_factory.mktemp("revisions")
     write_inventory(work / "inventory", work)

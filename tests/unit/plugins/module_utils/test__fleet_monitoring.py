@@ -20,6 +20,9 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_monitoring 
     thresholds,
 )
 
+from .test__fleet_status import COMMIT_A, COMMIT_B
+from .test__fleet_status import _revision_records as status_revision_records
+
 RECORDS = json.loads((pathlib.Path(__file__).parents[2] / "fixtures" / "status" / "sim-fleet-records.json").read_text())
 
 
@@ -77,18 +80,10 @@ def test_an_unreadable_host_keeps_its_inventory_deployments():
 
 
 # The revisions cache layout (issue 29): the container's label names the revision directory it mounts
-# (vllm_status), the plan the revision its name resolves to in the host's cache now.
-COMMIT_A = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
-COMMIT_B = "9e2f6b3d8a153c1a4f0e9b7d2a6c5e8f1b0d4a7c"
-
-
+# (vllm_status), the plan the revision its name resolves to in the host's cache now; the records are
+# the fleet status tests' (serving, desired, last-known-good).
 def _revision_records(serving, desired):
-    records = _records()
-    seed = records[0]
-    seed["observed"]["deployments"][0]["containers"][0]["revision_key"] = serving
-    seed["observed"]["deployments"][0]["last_good"]["revision_key"] = serving
-    seed["plan"]["deployments"][0]["revision_key"] = desired
-    return records
+    return status_revision_records(serving, desired, serving)
 
 
 def _seed_labels(records):
