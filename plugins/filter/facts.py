@@ -68,9 +68,9 @@ def planned_models_filter(deployments, defaults=None, globs=True):
         raise AnsibleFilterError("planned_models: %s" % exc)
 
 
-def cached_models_filter(fact, wanted, cache_dir):
+def cached_models_filter(fact, wanted, cache_dir, layout="flat"):
     """Model states from the host fact ascendfleet_models, or None when the cache must be read."""
-    return cached_models(_plain(fact) if fact else None, _plain(list(wanted or [])), str(cache_dir))
+    return cached_models(_plain(fact) if fact else None, _plain(list(wanted or [])), str(cache_dir), str(layout))
 
 
 def report_path(report_dir, playbook_dir=""):

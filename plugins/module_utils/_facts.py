@@ -301,14 +301,17 @@ def planned_models(deployments, defaults=None, globs=True):
     return out
 
 
-def cached_models(fact, wanted, cache_dir):
-    """The model states vllm_model_info would return for ``wanted`` (planned_models items), taken
-    from the host fact ``ascendfleet_models`` = ``{"cache_dir", "states": {"<model>@<revision>":
-    state}}`` that model_prefetch sets when its run changed nothing in the cache; None when the fact
-    is missing, is about another cache directory or lacks one of the models (read the cache then)."""
+def cached_models(fact, wanted, cache_dir, layout="flat"):
+    """The model states vllm_model_info would return for ``wanted`` (planned_models items) in the
+    cache ``layout``, taken from the host fact ``ascendfleet_models`` = ``{"cache_dir", "layout",
+    "states": {"<model>@<revision>": state}}`` that model_prefetch sets when its run changed
+    nothing in the cache; None when the fact is missing, is about another cache directory or
+    another layout (or names none: the states of one layout do not answer for the other, a flat
+    state has no revision directory to mount), or lacks one of the models (read the cache then)."""
     if not wanted:
         return {}
-    if not isinstance(fact, dict) or fact.get("cache_dir") != cache_dir or not isinstance(fact.get("states"), dict):
+    if (not isinstance(fact, dict) or fact.get("cache_dir") != cache_dir or fact.get("layout") != layout
+            or not isinstance(fact.get("states"), dict)):
         return None
     out = {}
     for item in wanted:

@@ -12,7 +12,8 @@ the tests). Standard library only.
 * :func:`file_sd` turns one record per host (the same records ``fleet_status`` judges, plus
   the address Prometheus reaches the host at, the inventory's deployments and the host's NPU
   exporter) into Prometheus ``file_sd`` target groups: one per vLLM deployment, labelled with
-  host, deployment, model, served name, image and cards, and one per NPU exporter.
+  host, deployment, model, served name, image, cards and (revisions cache layout) the revision
+  it serves, and one per NPU exporter.
 * :func:`gateway_sd` turns the fleet's gateways into targets of HAProxy's own Prometheus endpoint.
 * :func:`rule_groups` returns the alert and recording rules (thresholds are parameters).
 * :func:`prometheus_config` returns a ``prometheus.yml`` that scrapes the discovery files.
@@ -132,6 +133,20 @@ def _inventory_rows(host, deployments):
     return rows
 
 
+def _revision_labels(row):
+    # type: (Mapping[str, Any]) -> Dict[str, str]
+    """With the revisions cache layout (a status row with ``revision_key``): ``revision``, the
+    revision (commit id, or ``content-...``) the container serves, ``revision_desired``, the one
+    the deployment's revision resolves to in the cache now, and ``revision_current`` (``true``,
+    ``false``, or ``unknown`` while either is not known). Nothing with the flat layout."""
+    if "revision_key" not in row and "revision_key_desired" not in row:
+        return {}
+    serving = row.get("revision_key") or ""
+    desired = row.get("revision_key_desired") or ""
+    return {"revision": serving, "revision_desired": desired,
+            "revision_current": ("true" if serving == desired else "false") if serving and desired else "unknown"}
+
+
 def file_sd(records):
     # type: (Sequence[Mapping[str, Any]]) -> Dict[str, List[Dict[str, Any]]]
     """Prometheus file_sd target groups for the fleet.
@@ -177,6 +192,7 @@ def file_sd(records):
                 "image_current": ("true" if running == desired else "false") if running and desired else "unknown",
                 "cards": ",".join(str(c) for c in sorted(row.get("cards") or [])),
             }
+            labels.update(_revision_labels(row))
             vllm.append({"targets": [_target(address, port)], "labels": labels})
         exporter = record.get("npu_exporter")
         if exporter:
@@ -375,6 +391,16 @@ def rule_groups(values=None, vllm_job=VLLM_JOB, npu_exporter_job=NPU_EXPORTER_JO
                             "(as of the last playbooks/monitoring.yml run), for %s: a rollout failed and was "
                             "rolled back, or is pending. Read reports/vllm_compose.md and roll out with "
                             "playbooks/deploy-qwen.yml." % t["image_mismatch_for"]}},
+        {"alert": "AscendfleetRevisionNotDesired",
+         "expr": 'up{%s, revision_current="false"} == 1' % v,
+         "for": t["image_mismatch_for"],
+         "labels": dict(common, severity="warning"),
+         "annotations": {
+             "summary": "{{ $labels.deployment }} on {{ $labels.host }} serves another model revision than desired",
+             "description": "It serves revision {{ $labels.revision }}, its revision resolves to "
+                            "{{ $labels.revision_desired }} in the host's cache (as of the last playbooks/monitoring.yml "
+                            "run), for %s: a rollout of the new revision failed and was rolled back, or is pending. Read "
+                            "reports/vllm_compose.md and roll out with playbooks/deploy-qwen.yml." % t["image_mismatch_for"]}},
         {"alert": "AscendfleetNPUExporterDown",
          "expr": "up{%s} == 0" % n,
          "for": t["npu_exporter_down_for"],
@@ -449,7 +475,7 @@ def _panels(vllm_job, npu_exporter_job):
         p("stat", "Generation tokens/s", ['sum(rate(vllm:generation_tokens_total{job="%s"}[%s]))' % (vllm_job, r)],
           legend="tokens/s"),
         p("table", "Deployments", ['max by (host, deployment, model, served_model_name, image_version, '
-                                   'image_current, cards, instance) (up{job="%s"})' % vllm_job],
+                                   'image_current, revision, cards, instance) (up{job="%s"})' % vllm_job],
           desc="1 = up. Labels from the discovery files written by playbooks/monitoring.yml."),
         {"row": "Per host"},
         p("timeseries", "NPU chip health (1 = healthy)", ['npu_chip_info_health_status{%s}' % n],

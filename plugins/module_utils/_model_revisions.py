@@ -43,8 +43,8 @@ import shutil
 import time
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
-    DEFAULTS, ModelCacheError, build_marker, dir_completeness, dumps_manifest, model_dir as legacy_model_dir,
-    parse_manifest, state_paths)
+    DEFAULTS, ModelCacheError, build_marker, dir_completeness, dumps_manifest, model_completeness,
+    model_dir as legacy_model_dir, parse_manifest, state_paths)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, mount_point, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
     LockBusy, ModelLock, ModelPrefetchError, mount_device, space_error, space_shortfall)
@@ -228,6 +228,35 @@ def resolved(cache_dir, model, name, verify="quick", include=None, exclude=None)
                               or (exclude is not None and manifest.get("exclude") != list(exclude))):
         state.update(complete=False, reasons=["include/exclude globs differ from the manifest's"])
     return state
+
+
+def cache_state(cache_dir, model, revision, layout="flat", include=None, exclude=None, verify="quick"):
+    """Whether ``model`` at ``revision`` is in the cache of ``layout`` with nothing left to fetch,
+    asking no hub: ``{"model", "revision", "layout", "marker", "complete", "reasons", "key",
+    "migrates"}`` (npu_verify's disk count reads it).
+
+    ``flat``: ``_facts.model_completeness``. ``revisions``: :func:`resolved` (the directory the
+    name last resolved to); a copy complete only in today's layout (``<cache>/models``, marker
+    naming ``revision``) counts as complete with ``migrates`` true, since the first run of the
+    revisions layout moves it in by hard links (:func:`migrate`: no byte fetched or written again).
+    ``key`` is the revision directory's key (None in the flat layout or when never resolved)."""
+    if layout not in ("flat", "revisions"):
+        raise RevisionError("cache layout %r is not flat or revisions; set ascendfleet_cache_layout to one of them" % (layout,))
+    out = {"model": model, "revision": revision, "layout": layout, "key": None, "migrates": False}
+    if layout == "revisions":
+        state = resolved(cache_dir, model, revision, verify, include, exclude)
+        if state["complete"]:
+            out.update(marker=state["marker"], complete=True, reasons=[], key=state["key"])
+            return out
+        legacy = model_completeness(cache_dir, model, revision, verify, include, exclude)
+        if legacy["complete"]:
+            out.update(marker=legacy["marker"], complete=True, reasons=[], migrates=True)
+            return out
+        out.update(marker=state.get("marker"), complete=False, reasons=list(state["reasons"]), key=state["key"])
+        return out
+    state = model_completeness(cache_dir, model, revision, verify, include, exclude)
+    out.update(marker=state["marker"], complete=state["complete"], reasons=list(state["reasons"]))
+    return out
 
 
 def read_manifest(mdir):

@@ -115,6 +115,15 @@ options:
     description: The model cache directory to report on (empty to skip).
     type: path
     default: ""
+  layout:
+    description:
+      - The cache layout of O(cache_dir) (C(ascendfleet_cache_layout)) whose completeness C(cache.models) reports.
+      - C(revisions) reads the revision directory each revision last resolved to (no hub asked); a copy complete
+        only in the flat layout counts as complete, since the first run of the revisions layout moves it in by
+        hard links.
+    type: str
+    choices: [flat, revisions]
+    default: flat
   hccn_device_ids:
     description: Device ids to query with C(hccn_tool -i N -link -g) and C(-ip -g) (empty to skip).
     type: list
@@ -251,7 +260,8 @@ cache:
     - The cache directory; when it does not exist yet, C(mount_point), C(free_bytes), C(total_bytes)
       and C(writable) are those of C(probed_path), its nearest existing ancestor.
     - C(models) holds, for each O(models) entry, C(model), C(revision), C(marker), C(complete) and
-      C(reasons) (why not complete).
+      C(reasons) (why not complete), and with O(layout=revisions) C(key) (the revision directory) and
+      C(migrates) (complete only in the flat layout, moved in by hard links on the first run).
   returned: when O(cache_dir) is set
   type: dict
   sample: {"path": "/mnt/disk2/modelscope", "exists": true, "type": "directory",
@@ -279,8 +289,9 @@ import sys
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
-    MODEL_ID_FORM, TOOLKIT_DIRS, model_completeness, model_id_parts, models_option)
+    MODEL_ID_FORM, TOOLKIT_DIRS, model_id_parts, models_option)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, find_tool, npu_info_or_error, run_tool
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import cache_state
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     TOOLKIT_GLOBS,
     HostFactsError,
@@ -467,6 +478,7 @@ def main():
             images=dict(type="dict", default={}),
             image_record=dict(type="dict", default={}),
             cache_dir=dict(type="path", default=""),
+            layout=dict(type="str", choices=["flat", "revisions"], default="flat"),
             models=models_option(),
             hccn_device_ids=dict(type="list", elements="int", default=[]),
             hccn=dict(type="bool", default=False),
@@ -525,9 +537,10 @@ def main():
         cache = disk_facts(p["cache_dir"])
         cache["models"] = []
         for m in p["models"]:
-            state = model_completeness(p["cache_dir"], m["model"], m["revision"],
-                                       include=m["include"], exclude=m["exclude"])
-            cache["models"].append({k: state[k] for k in ("model", "revision", "marker", "complete", "reasons")})
+            state = cache_state(p["cache_dir"], m["model"], m["revision"], p["layout"],
+                                include=m["include"], exclude=m["exclude"])
+            keys = ("model", "revision", "marker", "complete", "reasons") + (("key", "migrates") if p["layout"] == "revisions" else ())
+            cache["models"].append({k: state[k] for k in keys})
         result["cache"] = cache
     for key, job in jobs.items():
         result[key] = job.result()

@@ -12,6 +12,9 @@ import sys
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from sim_ready import sim_ready  # noqa: E402  pylint: disable=wrong-import-position
+
 TOP = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = TOP / "inventories" / "example"
 PLAN = TOP / "tests" / "sim" / "fleetci" / "plan.py"
@@ -123,18 +126,9 @@ def test_plan_asks_a_multi_node_deployment_on_its_head_only_and_simulates_every_
 
 # ---------------------------------------------------------------- end to end, with Docker
 
-def _sim_ready():
-    try:
-        if subprocess.run(["docker", "info"], capture_output=True, timeout=20, check=False).returncode != 0:
-            return False
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return subprocess.run([str(TOP / "tests" / "sim" / "assets.sh"), "--check"], capture_output=True, check=False).returncode == 0
-
-
 def needs_sim(test):
     """End to end on a simulated fleet: needs Docker and the sim's assets; marked `fleet` (pytest.ini)."""
-    return pytest.mark.fleet(pytest.mark.skipif(not _sim_ready(), reason="needs Docker and the sim's assets (make sim-assets)")(test))
+    return pytest.mark.fleet(pytest.mark.skipif(not sim_ready(), reason="needs Docker and the sim's assets (make sim-assets)")(test))
 
 
 PREFIX = "fleetci-t"

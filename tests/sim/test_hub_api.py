@@ -286,3 +286,23 @@ def test_a_models_own_revisions_resolve_to_its_latest_files():
         assert status == 200 and body["Data"]["Files"] is None
     finally:
         server.stop()
+
+
+def test_latest_config_changes_the_config_of_the_latest_commit_only():
+    """A moved branch can bring a new config.json with its weights (tests/sim/test_fleet_revisions.py)."""
+    pinned = "89abcdef0123456789abcdef0123456789abcdef"
+    server = Hub(config={"models": {Q35: {"weights_bytes": 65536, "shards": 2, "revisions": [pinned],
+                                          "latest_config": {"text_config": {"seq_length": 163840}}}}})
+    try:
+        configs = {rev: json.loads(server.request(file_url(Q35, "config.json", rev))[2])
+                   for rev in ("master", "v0.9", pinned)}
+        assert configs["master"]["text_config"]["seq_length"] == 163840
+        assert configs[pinned] == configs["master"]
+        assert "seq_length" not in configs["v0.9"]["text_config"]
+        # Only the key given changed: the rest of text_config and the vision config are the stock ones.
+        configs["master"]["text_config"].pop("seq_length")
+        assert configs["master"] == configs["v0.9"]
+        new, old = server.files(Q35, "master"), server.files(Q35, "v0.9")
+        assert sorted(p for p in new if new[p]["Sha256"] != old[p]["Sha256"]) == ["config.json", SHARD2]
+    finally:
+        server.stop()

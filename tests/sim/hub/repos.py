@@ -319,6 +319,14 @@ def _weights(model_id, seed, weights_bytes, shards, changed_shard=None, variant=
     return files
 
 
+def _merged(base, update):
+    """``base`` with ``update`` merged in, key by key (nested mappings too); neither is changed."""
+    out = dict(base)
+    for key, value in update.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 def build_repos(config=None):
     """Repos from a config dict: ``{"models": {"Owner/Name": {"weights_bytes": N, "shards": K}}}``.
 
@@ -328,7 +336,9 @@ def build_repos(config=None):
 
     A model may also list ``"revisions": [...]``: more names it answers to, each the latest
     commit's files (a 40-hex name becomes that commit id, any other name a tag), so a team's
-    pinned revisions resolve as they do on ModelScope.
+    pinned revisions resolve as they do on ModelScope; and ``"latest_config": {...}``, merged
+    (key by key, nested mappings too) into the latest commit's ``config.json`` only, as an
+    upstream push that changes the config with the weights (a shorter context, say).
     """
     config = config or {}
     models = dict(DEFAULT_MODELS)
@@ -377,11 +387,14 @@ def build_repos(config=None):
         }
         common.update(_tokenizer_files(seed, vocab))
         common.update(extra)
+        latest = dict(common)
+        if spec.get("latest_config"):
+            latest["config.json"] = _json_bytes(_merged(config_json, spec["latest_config"]))
         repo = Repo(model_id)
         old = _commit_id(seed, "v0.9")
         new = _commit_id(seed, "v1.0")
-        for commit, variant, when in ((old, "@v0.9", 1767225600), (new, "", 1769904000)):
-            files = {p: SyntheticFile(p, data=d, lfs=p == "tokenizer.json") for p, d in common.items()}
+        for commit, variant, when, texts in ((old, "@v0.9", 1767225600, common), (new, "", 1769904000, latest)):
+            files = {p: SyntheticFile(p, data=d, lfs=p == "tokenizer.json") for p, d in texts.items()}
             files.update(_weights(model_id, seed, weights_bytes, shards,
                                   changed_shard=shards if variant else None, variant=variant))
             repo.commits[commit] = files

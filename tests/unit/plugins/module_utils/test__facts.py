@@ -140,15 +140,41 @@ def test_cached_models_from_model_prefetch_fact():
     from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import cached_models
     qwen = {"path": "/var/lib/ascendfleet/modelscope/models/Qwen/Qwen3.5-27B", "prefetched": True, "revision": "master",
             "reason": None, "config": {"text_config": {"max_position_embeddings": 262144}}, "weights_bytes": 4194304}
-    fact = {"cache_dir": "/var/lib/ascendfleet/modelscope", "states": {"Qwen/Qwen3.5-27B@master": qwen}}
+    fact = {"cache_dir": "/var/lib/ascendfleet/modelscope", "layout": "flat", "states": {"Qwen/Qwen3.5-27B@master": qwen}}
     wanted = [{"model": "Qwen/Qwen3.5-27B", "revision": "master"}]
     assert cached_models(fact, wanted, "/var/lib/ascendfleet/modelscope") == {"Qwen/Qwen3.5-27B": qwen}
+    assert cached_models(fact, wanted, "/var/lib/ascendfleet/modelscope", "flat") == {"Qwen/Qwen3.5-27B": qwen}
+    # A flat state has no revision directory to mount: the revisions layout reads the cache itself.
+    assert cached_models(fact, wanted, "/var/lib/ascendfleet/modelscope", "revisions") is None
+    # A fact that names no layout answers for none.
+    assert cached_models(dict(fact, layout=None), wanted, "/var/lib/ascendfleet/modelscope") is None
     # Another revision, another cache directory, a model it did not read, no fact: read the cache.
     assert cached_models(fact, [{"model": "Qwen/Qwen3.5-27B", "revision": "v1"}], "/var/lib/ascendfleet/modelscope") is None
     assert cached_models(fact, wanted, "/mnt/disk2/modelscope") is None
     assert cached_models(fact, wanted + [{"model": "Qwen/Qwen3-8B", "revision": "master"}], "/var/lib/ascendfleet/modelscope") is None
     assert cached_models({}, wanted, "/var/lib/ascendfleet/modelscope") is None
     assert cached_models(None, [], "/x") == {}
+
+
+def test_cached_models_of_the_revisions_layout():
+    """The state vllm_model_info returns with layout=revisions (the revision directory, its key and
+    what the compose file mounts), handed over only to a reader of the same layout."""
+    from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import cached_models
+    from ansible_collections.ascendfleet.llm.plugins.filter.facts import FilterModule
+    commit = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+    rdir = "/var/lib/ascendfleet/modelscope/revisions/Qwen/Qwen3.5-27B/" + commit
+    qwen = {"path": rdir, "prefetched": True, "revision": "master", "reason": None,
+            "config": {"text_config": {"max_position_embeddings": 262144}}, "weights_bytes": 65600,
+            "key": commit, "commit": commit, "mount_source": rdir}
+    fact = {"cache_dir": "/var/lib/ascendfleet/modelscope", "layout": "revisions", "states": {"Qwen/Qwen3.5-27B@master": qwen}}
+    wanted = [{"model": "Qwen/Qwen3.5-27B", "revision": "master"}]
+    assert cached_models(fact, wanted, "/var/lib/ascendfleet/modelscope", "revisions") == {"Qwen/Qwen3.5-27B": qwen}
+    assert cached_models(fact, wanted, "/var/lib/ascendfleet/modelscope", "flat") is None
+    assert cached_models(fact, wanted, "/var/lib/ascendfleet/modelscope") is None
+    # The filter passes the layout through (vllm_compose's vars/main.yml gives vllm_compose_cache_layout).
+    flt = FilterModule().filters()["cached_models"]
+    assert flt(fact, wanted, "/var/lib/ascendfleet/modelscope", "revisions") == {"Qwen/Qwen3.5-27B": qwen}
+    assert flt(fact, wanted, "/var/lib/ascendfleet/modelscope") is None
 
 
 def test_report_path(monkeypatch):

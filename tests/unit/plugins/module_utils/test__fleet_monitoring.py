@@ -20,6 +20,9 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._fleet_monitoring 
     thresholds,
 )
 
+from .test__fleet_status import COMMIT_A, COMMIT_B
+from .test__fleet_status import _revision_records as status_revision_records
+
 RECORDS = json.loads((pathlib.Path(__file__).parents[2] / "fixtures" / "status" / "sim-fleet-records.json").read_text())
 
 
@@ -74,6 +77,40 @@ def test_an_unreadable_host_keeps_its_inventory_deployments():
         "host": "sim-gone", "deployment": "chat", "model": "Qwen/Qwen3-8B", "served_model_name": "Qwen/Qwen3-8B",
         "image_version": "", "image_running": "", "image_desired": "", "image_current": "unknown", "cards": ""}}]
     assert sd["npu_exporter"] == [{"targets": ["10.0.0.99:9100"], "labels": {"host": "sim-gone", "__scheme__": "http"}}]
+
+
+# The revisions cache layout (issue 29): the container's label names the revision directory it mounts
+# (vllm_status), the plan the revision its name resolves to in the host's cache now; the records are
+# the fleet status tests' (serving, desired, last-known-good).
+def _revision_records(serving, desired):
+    return status_revision_records(serving, desired, serving)
+
+
+def _seed_labels(records):
+    (seed,) = [g for g in file_sd(records)["vllm"] if g["labels"]["host"] == "sim-910b2-seed"]
+    return seed["labels"]
+
+
+def test_a_deployment_on_the_revisions_layout_is_labelled_with_the_revision_it_serves():
+    labels = _seed_labels(_revision_records(COMMIT_B, COMMIT_B))
+    assert (labels["revision"], labels["revision_desired"], labels["revision_current"]) == (COMMIT_B, COMMIT_B, "true")
+    # The other hosts' records are of the flat layout: no revision labels at all.
+    assert [sorted(k for k in g["labels"] if k.startswith("revision")) for g in file_sd(_revision_records(COMMIT_B, COMMIT_B))["vllm"]
+            if g["labels"]["host"] != "sim-910b2-seed"] == [[], [], []]
+
+
+def test_a_rolled_back_revision_is_labelled_not_current_with_both():
+    labels = _seed_labels(_revision_records(COMMIT_A, COMMIT_B))
+    assert (labels["revision"], labels["revision_desired"], labels["revision_current"]) == (COMMIT_A, COMMIT_B, "false")
+    # The image is the desired one: only the revision differs.
+    assert labels["image_current"] == "true"
+
+
+def test_a_stopped_deployment_on_the_revisions_layout_has_an_unknown_revision():
+    records = _revision_records(COMMIT_B, COMMIT_B)
+    records[0]["observed"]["deployments"][0]["containers"] = []
+    labels = _seed_labels(records)
+    assert (labels["revision"], labels["revision_desired"], labels["revision_current"]) == ("", COMMIT_B, "unknown")
 
 
 def test_npu_exporter_only_where_the_site_runs_one():
@@ -134,7 +171,8 @@ def test_rules_use_the_thresholds_and_the_job_names():
     assert sorted(alerts) == sorted([
         "AscendfleetDeploymentDown", "AscendfleetKVCacheHigh", "AscendfleetRequestsQueueing",
         "AscendfleetTimeToFirstTokenHigh", "AscendfleetNPUChipUnhealthy", "AscendfleetNPUMemoryNearlyFull",
-        "AscendfleetImageNotDesired", "AscendfleetNPUExporterDown", "AscendfleetEngineHung"])
+        "AscendfleetImageNotDesired", "AscendfleetRevisionNotDesired", "AscendfleetNPUExporterDown",
+        "AscendfleetEngineHung"])
     assert alerts["AscendfleetKVCacheHigh"]["expr"] == "ascendfleet:vllm_kv_cache_usage:max > 0.8"
     assert alerts["AscendfleetKVCacheHigh"]["for"] == "3m"
     assert alerts["AscendfleetDeploymentDown"]["expr"] == 'up{job="llm"} == 0'

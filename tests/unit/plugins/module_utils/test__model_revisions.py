@@ -496,3 +496,53 @@ def test_compose_texts_reads_live_last_good_and_previous(tmp_path):
     texts = mr.compose_texts(str(tmp_path))
     assert len(texts) == 3
     assert mr.compose_texts(str(tmp_path / "missing")) == []
+
+
+# --------------------------------------------------------------------------- cache_state (npu_verify's disk count)
+
+def test_cache_state_of_the_flat_layout_is_todays_reader(tmp_path):
+    assert mr.cache_state(str(tmp_path), MODEL, "master") == {
+        "model": MODEL, "revision": "master", "layout": "flat", "key": None, "migrates": False, "complete": False,
+        "marker": facts.state_paths(facts.model_dir(str(tmp_path), MODEL))["marker"], "reasons": ["no completion marker"]}
+    legacy_copy(tmp_path)
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "flat")
+    assert (state["complete"], state["reasons"], state["key"]) == (True, [], None)
+    # A revision directory alone does not make the flat layout complete.
+    stage_revision(tmp_path, COMMIT_B, COMMIT_B, "v2", B_BYTES)
+    assert mr.cache_state(str(tmp_path), MODEL, "v2", "flat")["complete"] is False
+
+
+def test_cache_state_of_the_revisions_layout_reads_the_revision_directory(tmp_path):
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    assert (state["complete"], state["key"], state["migrates"], state["marker"]) == (False, None, False, None)
+    assert state["reasons"] == ["revision 'master' was never fetched into the revision cache"]
+    stage_revision(tmp_path, COMMIT_A, COMMIT_A, "master", A_BYTES)
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    assert (state["complete"], state["key"], state["migrates"], state["reasons"]) == (True, COMMIT_A, False, [])
+    assert state["marker"] == facts.state_paths(mr.revision_dir(str(tmp_path), MODEL, COMMIT_A))["marker"]
+    # Today's reader does not see it: the disk count of the flat layout would ask for the model's full size again.
+    assert facts.model_completeness(str(tmp_path), MODEL, "master")["complete"] is False
+    # A damaged revision is incomplete, with the reason and the key it resolved to.
+    rdir = pathlib.Path(mr.revision_dir(str(tmp_path), MODEL, COMMIT_A))
+    (rdir / "model-00002-of-00002.safetensors").unlink()
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    assert (state["complete"], state["key"]) == (False, COMMIT_A)
+    assert state["reasons"] == ["model-00002-of-00002.safetensors is missing"]
+
+
+def test_cache_state_counts_a_flat_copy_the_first_revisions_run_migrates(tmp_path):
+    legacy_copy(tmp_path)  # master, complete in today's layout only
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    assert (state["complete"], state["migrates"], state["key"], state["reasons"]) == (True, True, None, [])
+    assert state["marker"] == facts.state_paths(facts.model_dir(str(tmp_path), MODEL))["marker"]
+    # Another revision than the flat copy's is still to fetch.
+    assert mr.cache_state(str(tmp_path), MODEL, "v2", "revisions")["complete"] is False
+    # After the migration the revision directory answers.
+    assert mr.migrate(str(tmp_path), MODEL, "2026-12-05T00:00:00Z")
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    assert (state["complete"], state["migrates"], state["key"]) == (True, False, COMMIT_A)
+
+
+def test_cache_state_refuses_an_unknown_layout(tmp_path):
+    with pytest.raises(mr.RevisionError, match="cache layout 'nested' is not flat or revisions; set ascendfleet_cache_layout"):
+        mr.cache_state(str(tmp_path), MODEL, "master", "nested")

@@ -285,3 +285,37 @@ def test_an_a5_host_reads_the_a5_image(monkeypatch, ascend):
     assert result["failed"] is False and result["npu"]["family"] == "A5"
     assert [d["path"] for d in result["devices"]] == ["/dev/davinci%d" % n for n in range(8)] + ["/dev/null"]
     assert result["image"]["name"] == a5 and result["image"]["present"] is False
+
+
+def _revision(cache, model, commit, name, contents):
+    """A revision directory as model_prefetch leaves one (_model_revisions: staging, finish, refs)."""
+    import hashlib
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _model_revisions as mr
+    staging = pathlib.Path(mr.staging_dir(str(cache), model, commit))
+    staging.mkdir(parents=True)
+    for path, data in contents.items():
+        (staging / path).write_bytes(data)
+    files = [{"path": p, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()} for p, d in sorted(contents.items())]
+    mr.finish(str(staging), mr.revision_dir(str(cache), model, commit), model, commit, commit, [name], files, "http://hub")
+    mr.record_ref(str(cache), model, name, commit, commit, "2026-12-05T00:00:00Z")
+
+
+def test_the_cache_is_read_in_its_layout(monkeypatch, ascend):
+    """npu_verify's disk count: with the revisions layout a model fetched into its revision
+    directory is complete (today's reader would count it as still to fetch)."""
+    commit = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+    cache = ascend / "cache"
+    _revision(cache, "Qwen/Qwen3.5-27B", commit, "master", {"config.json": b"{}\n", "model.safetensors": b"\x01" * 64})
+    commands = {VERSION: (0, read(HOST / "docker-version-json-20.10.24-debian-bookworm.txt"), ""),
+                COMPOSE: (0, read(HOST / "docker-compose-version-v2.40.3.txt"), "")}
+    models = [{"model": "Qwen/Qwen3.5-27B"}, {"model": "Qwen/Qwen3-8B", "revision": "v1.0"}]
+    result, _calls = run(monkeypatch, base_args(ascend, cache_dir=str(cache), layout="revisions", models=models), commands)
+    qwen, other = result["cache"]["models"]
+    assert (qwen["complete"], qwen["key"], qwen["migrates"], qwen["reasons"]) == (True, commit, False, [])
+    assert qwen["marker"] == str(cache / "revisions" / "Qwen" / "Qwen3.5-27B" / commit / ".ascendfleet" / "complete")
+    assert (other["complete"], other["key"]) == (False, None)
+    assert other["reasons"] == ["revision 'v1.0' was never fetched into the revision cache"]
+    # The flat layout (the default) reads <cache>/models: nothing there.
+    result, _calls = run(monkeypatch, base_args(ascend, cache_dir=str(cache), models=models), commands)
+    assert [m["complete"] for m in result["cache"]["models"]] == [False, False]
+    assert "key" not in result["cache"]["models"][0]

@@ -58,7 +58,7 @@ def _run(*argv):
 def test_rules_pass_promtool_check_rules(tmp_path):
     result = _run(_promtool(), "check", "rules", str(_write_rules(tmp_path)))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 17 rules found" in result.stdout
+    assert "SUCCESS: 18 rules found" in result.stdout
 
 
 def test_every_alert_has_a_firing_and_a_quiet_promtool_test(tmp_path):
@@ -91,7 +91,11 @@ def test_generated_prometheus_config_and_discovery_pass_promtool_check_config(tm
     sd.mkdir()
     records = json.loads(json.dumps(RECORDS))
     records[0]["npu_exporter"] = {"port": 8082}
+    # One deployment on the revisions cache layout: its revision labels pass check config too.
+    records[0]["observed"]["deployments"][0]["containers"][0]["revision_key"] = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+    records[0]["plan"]["deployments"][0]["revision_key"] = "9e2f6b3d8a153c1a4f0e9b7d2a6c5e8f1b0d4a7c"
     targets = file_sd(records)
+    assert sum("revision" in g["labels"] for g in targets["vllm"]) == 1
     (sd / VLLM_FILE).write_text(json.dumps(targets["vllm"]))
     (sd / NPU_EXPORTER_FILE).write_text(json.dumps(targets["npu_exporter"]))
     rules = _write_rules(tmp_path)
