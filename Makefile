@@ -63,8 +63,9 @@ newcomer: venv docker ## make demo from a fresh clone, an empty sim cache and no
 	scripts/newcomer-test.sh
 
 # Sim assets first, so the unit tests that run simulators in Docker run rather than skip. The
-# end-to-end fleet tests (pytest marker `fleet`, ~8 min of mostly waiting on containers) run as
-# one more job beside the molecule scenarios instead of alone in the pytest run.
+# end-to-end fleet tests (pytest marker `fleet`, ~8 min plus the four-host model revisions test's
+# ~15 min, mostly waiting on containers) run as two more jobs beside the molecule scenarios
+# instead of alone in the pytest run.
 test: lint sanity build-check sim-assets ## everything CI checks
 	$(MAKE) unit PYTEST_MARKERS="not fleet"
 	ASCENDFLEET_MOLECULE_PYTEST_FLEET=1 scripts/molecule-all.sh

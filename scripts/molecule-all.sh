@@ -10,7 +10,8 @@
 # time) run first, each alone, so the budget is judged on a machine that is not overloaded.
 # With ASCENDFLEET_MOLECULE_PYTEST_FLEET=1 (make test) the end-to-end fleet tests (pytest -m fleet:
 # scripts/fleet-test.sh on a simulated fleet, mostly waiting on containers as a scenario does) run
-# as one more job of the pool, named pytest-fleet, instead of alone in make unit.
+# as more jobs of the pool instead of alone in make unit: pytest-fleet-revisions (the four-host model
+# revisions test, the longest) and pytest-fleet (the others).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -21,7 +22,7 @@ read -r -a alone <<<"${ASCENDFLEET_MOLECULE_ALONE:-vllm_compose_health_gate flee
 # durations of a full CI run with three at a time (s): image_pull 1001, multinode_deploy 790,
 # rollout 432, npu_verify_faults 279, prefetch_fanout 274, bad_inputs 272, fabric_preflight 265,
 # prefetch_errors 261, prefetch_resume 195, vllm_compose_deploy 153, fleet_status 146, sim_host 95.
-read -r -d "" -a longest <<<"${ASCENDFLEET_MOLECULE_LONGEST:-vllm_compose_image_pull pytest-fleet vllm_compose_interrupted multinode_deploy vllm_compose_rollout
+read -r -d "" -a longest <<<"${ASCENDFLEET_MOLECULE_LONGEST:-pytest-fleet-revisions vllm_compose_image_pull pytest-fleet vllm_compose_interrupted multinode_deploy vllm_compose_rollout
   npu_verify_faults prefetch_fanout bad_inputs multinode_fabric_preflight prefetch_errors prefetch_resume
   vllm_compose_deploy fleet_status sim_host}" || true
 if [ "${1:-}" = "-s" ]; then
@@ -31,7 +32,7 @@ else
   mapfile -t scenarios < <(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml -printf '%h\n' | xargs -r -n1 basename | sort)
 fi
 if [ "${ASCENDFLEET_MOLECULE_PYTEST_FLEET:-0}" = 1 ]; then
-  scenarios+=(pytest-fleet)
+  scenarios+=(pytest-fleet-revisions pytest-fleet)
 fi
 if [ ${#scenarios[@]} -eq 0 ]; then
   echo "molecule: no scenarios exist yet"
@@ -57,10 +58,13 @@ trap 'rm -rf "$logs"; remove_network' EXIT
 docker network inspect "$sim_network" >/dev/null 2>&1 \
   || docker network create --label ascendfleet-sim.molecule=1 "$sim_network" >/dev/null
 
+revisions_test=tests/sim/test_fleet_revisions.py
 run_one() {
   local s=$1 start=$SECONDS rc=0
   if [ "$s" = pytest-fleet ]; then
-    python -m pytest -m fleet -p no:cacheprovider >"$logs/$s.log" 2>&1 || rc=$?
+    python -m pytest -m fleet -p no:cacheprovider --ignore "$revisions_test" >"$logs/$s.log" 2>&1 || rc=$?
+  elif [ "$s" = pytest-fleet-revisions ]; then
+    python -m pytest -m fleet -p no:cacheprovider "$revisions_test" >"$logs/$s.log" 2>&1 || rc=$?
   else
     molecule test -s "$s" >"$logs/$s.log" 2>&1 || rc=$?
   fi
