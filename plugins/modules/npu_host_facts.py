@@ -431,12 +431,13 @@ model_cache:
 vllm_host:
   description:
     - With O(vllm_host), what M(ascendfleet.llm.vllm_host_info) returns for those options
-      (C(orphans), C(errors), C(port_holders), C(problems), C(deployments)), and C(exclude), the
-      device ids it excluded; C(error) instead when it did not read (no planned deployments for
-      the chips' family, or the read failed).
+      (C(orphans), C(errors), C(port_holders), C(problems), C(deployments)), C(planned), the planned
+      deployments it read (those of the chips' family), and C(exclude), the device ids it excluded;
+      C(error) instead when it did not read (no planned deployments for the chips' family, or the
+      read failed).
   returned: when O(vllm_host) is set
   type: dict
-  sample: {"orphans": [], "errors": [], "port_holders": {}, "problems": [], "exclude": []}
+  sample: {"orphans": [], "errors": [], "port_holders": {}, "problems": [], "planned": [], "exclude": []}
 """
 
 import concurrent.futures
@@ -650,10 +651,11 @@ def vllm_host_options(options, npu):
 
 
 def vllm_host_facts(module, options):
-    """vllm_host_info's result for ``options``, with the device ids it excluded (a read that failed
-    is data, C(error): npu_verify's checks do not depend on it, the role then reads itself)."""
+    """vllm_host_info's result for ``options``, with the deployments it read (the family's, as given)
+    and the device ids it excluded (a read that failed is data, C(error): npu_verify's checks do not
+    depend on it, the role then reads itself)."""
     try:
-        return dict(host_info(module, options), exclude=options["exclude"])
+        return dict(host_info(module, options), planned=options["planned"], exclude=options["exclude"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return {"error": "reading what runs on the host failed: %s" % exc}
 

@@ -52,7 +52,7 @@ def test_one_read_answers_what_the_two_readers_answer(run_module, tmp_path, monk
     # The plan of the 910B family (the chips' family) is what was read; the seed's chips are all OK.
     failed, alone = run_module(vllm_host_info.main, host_args)
     assert not failed
-    assert combined["vllm_host"] == dict(_result(alone), exclude=[])
+    assert combined["vllm_host"] == dict(_result(alone), planned=PLANNED, exclude=[])
     assert combined["vllm_host"]["deployments"]["qwen"]["cards"] == [4, 5]
     assert combined["vllm_host"]["deployments"]["qwen"]["image_id"] == (
         "sha256:9c216db4e9b4692f449299fa18904851495fa3c9c82f3c249411520d626402db")
@@ -72,7 +72,7 @@ def test_the_unhealthy_chips_are_excluded_as_the_role_excludes_them(run_module, 
     assert not failed
     assert combined["vllm_host"]["exclude"] == [3, 7]
     failed, alone = run_module(vllm_host_info.main, dict(host_args, exclude=[3, 7]))
-    assert combined["vllm_host"] == dict(_result(alone), exclude=[3, 7])
+    assert combined["vllm_host"] == dict(_result(alone), planned=PLANNED, exclude=[3, 7])
 
 
 def test_reads_that_fail_are_data_not_a_failed_verify(run_module, tmp_path, monkeypatch):
