@@ -19,6 +19,8 @@ Sections (each says "not measured: ..." and the rest still runs when something i
             bounded chat load through it (some streaming, a few workers) during a serial-1
             rollout of N hosts with drain (vllm_compose_gateway_drain) and the same rollout
             without: failed and truncated requests of each
+  knobs     (opt-in) forks, strategy free and a fact cache against the stock ansible.cfg: the
+            floor and the no-op re-run on the whole fleet per setting (docs/real-fleet.md)
 Every playbook run also records the control node's CPU seconds and peak memory.
 See docs/benchmarks.md for what each figure means.
 """
@@ -32,6 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -132,12 +135,13 @@ class Config:
         if not 0 < self.gateway_pace <= 60:
             raise SystemExit("bench: BENCH_GATEWAY_PACE: seconds between two requests of one worker, above 0 and at most 60, got %r"
                              % self.gateway_pace)
-        unknown = set(self.sections) - {"noop", "prefetch", "rollout", "gateway", "mitogen"}
+        unknown = set(self.sections) - {"noop", "prefetch", "rollout", "gateway", "mitogen", "knobs"}
         if unknown:
-            raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout, gateway" % ", ".join(sorted(unknown)))
+            raise SystemExit("bench: BENCH_SECTIONS: unknown %s; use noop, prefetch, rollout, gateway, knobs" % ", ".join(sorted(unknown)))
         # The fleet is as large as the largest run of the sections asked for (the gateway host aside).
         sizes = {"noop": self.noop_hosts, "prefetch": [self.prefetch_hosts], "rollout": [n for _, n in self.rollouts],
-                 "gateway": [self.gateway_hosts], "mitogen": self.noop_hosts}
+                 "gateway": [self.gateway_hosts], "mitogen": self.noop_hosts,
+                 "knobs": self.noop_hosts}
         self.fleet_size = max(n for section in self.sections for n in sizes[section])
 
     def as_dict(self):
@@ -631,6 +635,38 @@ class Bench:
             figs[key] = {"stock": pick(stock), "mitogen": pick(mito),
                          "ratio": metrics.ratio(mito["wall_s"], stock["wall_s"]) if same else None}
 
+    def section_knobs(self):
+        """The settings an ops team would try on a large fleet (issue 30), each against the stock
+        ansible.cfg, on the whole fleet: the floor playbook and the no-op re-run of one
+        deployment per host, back to back, per setting. Opt-in (BENCH_SECTIONS=...,knobs): its
+        figures go to docs/real-fleet.md, not to the goals."""
+        cfg = self.cfg
+        n = cfg.fleet_size
+        figs = self.results["figures"].setdefault("knobs", {"hosts": n, "settings": {}})
+        if self.why_not("npu_verify", "model_prefetch", "vllm_compose", "deploy-qwen.yml") is not None or not self.ensure_deployed(1):
+            self.not_measured("knobs", "the fleet could not be deployed with one deployment per host")
+            return
+        # The rollouts may have left the fleet on another image: converge back first (not timed).
+        self.playbook("converge to the default image (untimed)", "playbooks/deploy-qwen.yml", n,
+                      extra=self.deployments_extra(1) + ["-e", "vllm_compose_serial=100%"])
+        cache = tempfile.mkdtemp(prefix="ascendfleet-bench-facts-")
+        try:
+            for name, env in knob_settings(n, cache):
+                floor = self.playbook("floor, %s" % name, "bench/playbooks/floor.yml", n, extra=self.floor_extra(1),
+                                      expect_noop=True, env_extra=env)
+                noop = self.playbook("no-op re-run, %s" % name, "playbooks/deploy-qwen.yml", n, extra=self.deployments_extra(1),
+                                     expect_noop=True, env_extra=env)
+                figs["settings"][name] = {"env": env, "floor": pick(floor), "noop": pick(noop),
+                                          "ratio": metrics.ratio(noop["wall_s"], floor["wall_s"]) if noop["noop_ok"] and floor["ok"] else None}
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        stock = figs["settings"].get("stock") or {}
+        for entry in figs["settings"].values():
+            entry["vs_stock"] = {key: metrics.ratio((entry.get(key) or {}).get("wall_s"), (stock.get(key) or {}).get("wall_s"))
+                                 for key in ("floor", "noop")}
+            entry["cpu_vs_stock"] = metrics.ratio((entry.get("noop") or {}).get("cpu_s_per_host"),
+                                                  (stock.get("noop") or {}).get("cpu_s_per_host"))
+
     def address(self, host):
         """A sim host's address on the bench network."""
         return sh(["docker", "inspect", "-f", '{{with index .NetworkSettings.Networks "%s"}}{{.IPAddress}}{{end}}' % self.cfg.network, host]).strip()
@@ -850,7 +886,7 @@ class Bench:
             # all; each section after it only removes one), then prefetch and rollouts on one
             # deployment per host (the rollouts measure one endpoint per host).
             plan = ([("noop", d) for d in sorted(set(cfg.noop_deployments), reverse=True)]
-                    + [("prefetch", None), ("rollout", None), ("gateway", None), ("mitogen", None)])
+                    + [("prefetch", None), ("rollout", None), ("gateway", None), ("mitogen", None), ("knobs", None)])
             for section, arg in plan:
                 if section not in cfg.sections:
                     continue
@@ -869,6 +905,18 @@ class Bench:
 
 
 # -------------------------------------------------------------------- helpers
+def knob_settings(n, cache_dir):
+    """(name, environment) of each setting the knobs section compares with the stock ansible.cfg
+    (forks 20, strategy linear, no fact cache) on ``n`` hosts: fewer forks than hosts (a
+    controller's default is 5), the free strategy, and a fact cache (jsonfile, in ``cache_dir``,
+    outside the directories the no-op check watches)."""
+    forks = sorted({max(1, n // 4), max(1, n // 2)})
+    return ([("stock", {})] + [("forks %d" % f, {"ANSIBLE_FORKS": str(f)}) for f in forks] +
+            [("strategy free", {"ANSIBLE_STRATEGY": "free"}),
+            ("fact cache jsonfile", {"ANSIBLE_CACHE_PLUGIN": "jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION": cache_dir,
+                                     "ANSIBLE_GATHERING": "smart"})])
+
+
 def next_target(running_tags, targets=tuple(ROLLOUT_TARGETS), present_tags=()):
     """The first (version, flavour) of ``targets`` whose tag (version, plus -openeuler for
     openeuler) none of ``running_tags`` is, so every host of a rollout to it changes; of those,

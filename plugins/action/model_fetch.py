@@ -8,14 +8,17 @@ With ``async: N`` and ``poll: P > 0`` on the task, the module starts as an async
 runs, this action prints every ``progress_interval`` seconds the progress line the module
 writes to ``<model dir>/.ascendfleet/progress.json`` (``layout: revisions``:
 ``<cache>/revisions/<Owner>/<Name>/progress.json``) (bytes done / total, rate, files, time
-left). Once the job has finished it hands the job id back, and Ansible's own async poll
-collects the module's result (and cleans the job up) ``P`` seconds later. ``poll: 0`` is the
-usual fire-and-forget; without ``async`` the module runs normally.
+left). It watches the job with one shell command per round (at most every few seconds): the
+command waits on the host until the job ends or the round is over, then prints the job file and
+the progress line, so the task ends within a fraction of a second of the job without a fleet
+of polls loading the control node. Once the job has ended, the action collects the result with
+Ansible's ``async_status`` module (as Ansible's own async poll does), removes the job file and
+returns the module's result (the task's ``poll`` is then done: Ansible does not poll again).
+``poll: 0`` is the usual fire-and-forget; without ``async`` the module runs normally.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import shlex
 import time
@@ -26,12 +29,23 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import mode
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import progress_path
 
 display = Display()
+# Between the job file and the progress file in the output of one round's shell command.
+_SEPARATOR = "--ascendfleet-progress--"
 
 
 def _ended(job):
     """An async job's status (its job file or async_status's answer) says it has ended: finished,
     or a result without async_wrapper's ``started`` (the module's own result, or the wrapper's error)."""
     return bool(job.get("finished")) or "started" not in job
+
+
+def _progress_line(text):
+    """The ``line`` of a progress file's JSON text, or None."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data.get("line") if isinstance(data, dict) else None
 
 
 def progress_file_of(args):
@@ -72,55 +86,66 @@ class ActionModule(ActionBase):
         started = self._execute_module(module_name="ascendfleet.llm.model_fetch", module_args=args,
                                        task_vars=task_vars, wrap_async=True)
         jid = started.get("ansible_job_id")
-        if not jid:
-            result.update(started)
-            return result
-        if not self._task.poll:
+        if not jid or not self._task.poll:
             result.update(started)
             return result
         async_dir = self._remote_expand_user(self.get_shell_option("async_dir", default="~/.ansible_async"))
         job_file = "%s/%s" % (async_dir.rstrip("/"), jid)
         now = time.monotonic()
         deadline = now + int(self._task.async_val)
-        # The job is checked with one plain `cat` of its job file (no module run): every second
-        # at first, then less often as it runs on (at most every 5 s), so the task ends soon
-        # after the copy without a fleet of polls loading the control node. The progress line
-        # is read and printed every progress_interval seconds (the first after 2 s at most).
+        # Each round waits on the host for the job to end (1 s at first, longer as it runs on, at
+        # most 5 s and the progress interval); the progress line is printed every
+        # progress_interval seconds (the first after 2 s at most).
         next_progress = now + min(interval, 2)
         last_line = None
-        while time.monotonic() < deadline:
-            time.sleep(min(1 + (time.monotonic() - now) / 10, 5))
-            if self._finished(job_file, jid, async_dir, task_vars):
+        ended = False
+        while time.monotonic() < deadline and not ended:
+            wait = min(1 + (time.monotonic() - now) / 10, 5, interval, max(deadline - time.monotonic(), 0))
+            round_start = time.monotonic()
+            ended, line = self._wait(job_file, jid, async_dir, progress_file, wait, task_vars)
+            if ended:
                 break
-            if progress_file and time.monotonic() >= next_progress:
+            if line and time.monotonic() >= next_progress:
                 next_progress = time.monotonic() + interval
-                line = self._progress(progress_file, task_vars)
-                if line and line != last_line:
+                if line != last_line:
                     display.display("  [%s] %s" % (host, line))
                     last_line = line
-        # Ansible's async poll (task poll > 0) now reads the final result and cleans the job up.
-        result.update(started)
+            # A host whose shell did not wait (no sleep with fractions, say) is asked no more often.
+            time.sleep(max(0, wait - (time.monotonic() - round_start)))
+        if not ended:
+            # Ansible's async poll reports the timeout (and the job's last state) as it always does.
+            result.update(started)
+            return result
+        final = self._remote("ansible.legacy.async_status", {"jid": jid, "_async_dir": async_dir}, task_vars)
+        if not final.get("finished"):
+            result.update(started)
+            return result
+        self._low_level_execute_command("rm -f %s" % shlex.quote(job_file))
+        # Collected here: Ansible's own poll (a sleep of `poll` seconds, then async_status and its
+        # cleanup, two more module runs) would only repeat it. This run's copy of the task (a loop
+        # item's own copy) is told so; nothing else reads its poll.
+        self._task.poll = 0
+        final["finished"] = True
+        result.update(final)
         return result
 
-    def _finished(self, job_file, jid, async_dir, task_vars):
-        """Whether the async job has ended: its job file read with one shell command; when that
-        read fails or does not parse, ``async_status`` decides (the module Ansible itself polls)."""
-        res = self._low_level_execute_command("cat %s" % shlex.quote(job_file))
+    def _wait(self, job_file, jid, async_dir, progress_file, seconds, task_vars):
+        """One round: wait on the host up to ``seconds`` for the async job to end, with one shell
+        command that then prints the job file and the progress file; (ended, progress line or None).
+        When the job file cannot be read or does not parse, ``async_status`` decides."""
+        ticks = max(1, int(seconds * 4))
+        cmd = ("j=%s; n=%d; while [ \"$n\" -gt 0 ] && grep -q '\"finished\": false' \"$j\" 2>/dev/null; "
+               "do sleep 0.25 || break; n=$((n - 1)); done; cat \"$j\"" % (shlex.quote(job_file), ticks))
+        if progress_file:
+            cmd += "; echo; echo %s; cat %s 2>/dev/null" % (_SEPARATOR, shlex.quote(progress_file))
+        res = self._low_level_execute_command(cmd)
+        job_text, _sep, progress_text = (res.get("stdout") or "").partition("\n%s\n" % _SEPARATOR)
+        line = _progress_line(progress_text)
         if res.get("rc") == 0:
             try:
-                data = json.loads(res.get("stdout") or "")
+                data = json.loads(job_text)
             except ValueError:
                 data = None
             if isinstance(data, dict):
-                return _ended(data)
-        return _ended(self._remote("ansible.legacy.async_status", {"jid": jid, "_async_dir": async_dir}, task_vars))
-
-    def _progress(self, path, task_vars):
-        try:
-            slurped = self._remote("ansible.legacy.slurp", {"src": path}, task_vars)
-            if slurped.get("failed"):
-                return None
-            data = json.loads(base64.b64decode(slurped["content"]).decode("utf-8"))
-            return data.get("line")
-        except Exception:  # pylint: disable=broad-except
-            return None
+                return _ended(data), line
+        return _ended(self._remote("ansible.legacy.async_status", {"jid": jid, "_async_dir": async_dir}, task_vars)), line

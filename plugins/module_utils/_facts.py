@@ -142,6 +142,9 @@ DEFAULTS = {
     # How the cache keeps models: "flat" (one copy per model, <cache>/models/<Owner>/<Name>) or
     # "revisions" (one directory per resolved revision, _model_revisions; docs/model-revisions.md).
     "cache_layout": "flat",
+    # With the "revisions" layout: how many revisions of a model each host keeps after a successful
+    # rollout (those a compose file, last-known-good or previous mounts count and always stay).
+    "cache_keep_revisions": 2,
     "report_dir": "reports",
     "image_repository": "quay.io/ascend/vllm-ascend",
     "image_version": "v0.17.0rc1",

@@ -116,6 +116,16 @@ def _deployment(desired, observed, host, headless=False):
                            % (running_image, desired_image))
         else:
             reasons.append("runs %s, desired %s (roll out with playbooks/deploy-qwen.yml)" % (running_image, desired_image))
+    # The revisions cache layout: the revision directory the container mounts (its label) against
+    # the one the deployment's revision resolves to in the cache now.
+    serving_key = main.get("revision_key")
+    desired_key = (desired or {}).get("revision_key")
+    if desired is not None and serving_key and desired_key and serving_key != desired_key:
+        verdict = _worst(verdict, ATTENTION)
+        reasons.append("serves revision %s%s, while %s resolves to %s in the cache: a rollout is pending or was rolled "
+                       "back (see reports/vllm_compose.md; roll out with playbooks/deploy-qwen.yml)"
+                       % (serving_key[:12], " (its last-known-good)" if last_good.get("revision_key") == serving_key else "",
+                          (desired or {}).get("revision") or "master", desired_key[:12]))
     if desired is not None and not cache.get("prefetched", False):
         verdict = _worst(verdict, ATTENTION)
         reasons.append("model cache: %s (run playbooks/prefetch.yml)" % (cache.get("reason") or "not prefetched"))
@@ -126,7 +136,7 @@ def _deployment(desired, observed, host, headless=False):
     if kv is not None and kv >= KV_WARN_PCT:
         verdict = _worst(verdict, ATTENTION)
         reasons.append("KV cache %.0f%% full (requests will queue; add cards or replicas)" % kv)
-    return {
+    row = {
         "host": host,
         "name": name,
         "model": (desired or {}).get("model") or (main.get("model") or "").split("@")[0] or None,
@@ -151,6 +161,17 @@ def _deployment(desired, observed, host, headless=False):
         "requests_waiting": metrics.get("requests_waiting"),
         "kv_cache_usage_pct": kv,
     }
+    if serving_key or desired_key:
+        row["revision_key"], row["revision_key_desired"] = serving_key, desired_key
+    return row
+
+
+def _model_label(dep):
+    # type: (Mapping[str, Any]) -> str
+    """The model of a status row, with the revision (commit, 12 characters) its container serves
+    in the revisions cache layout: ``Qwen/Qwen3-8B @ 3c1a4f0e9b7d``."""
+    model = dep.get("model") or "-"
+    return "%s @ %s" % (model, dep["revision_key"][:12]) if dep.get("revision_key") else model
 
 
 def evaluate(records, generated_at="", gateways=None):
@@ -475,7 +496,7 @@ def render_markdown(fleet):
         for dep in host.get("deployments") or []:
             lines.append("- deployment **%s** (%s): %s; image %s (desired %s, last-known-good %s, previous %s); port %s, "
                          "/health %s, models %s; cache %s; up %s, %s restarts" % (
-                             dep["name"], dep.get("model") or "-", dep["verdict"], dep.get("image_running") or "-",
+                             dep["name"], _model_label(dep), dep["verdict"], dep.get("image_running") or "-",
                              dep.get("image_desired") or "-", dep.get("last_good_image") or "-",
                              dep.get("previous_image") or "-", dep.get("port") or "-",
                              _num(dep.get("health"), "%s"), ", ".join(dep.get("models") or []) or "-",
@@ -578,7 +599,7 @@ def render_html(fleet, title="ascendfleet.llm fleet status"):
                     _num(dep.get("requests_running")), _num(dep.get("requests_waiting")),
                     _num(dep.get("kv_cache_usage_pct"), "%.0f%%"))
                 cells.append('<td><b>%s</b><br><small>%s · cards %s</small></td>' % (
-                    esc(dep["name"] or "-"), esc(dep.get("model") or "-"),
+                    esc(dep["name"] or "-"), esc(_model_label(dep)),
                     esc(",".join(str(c) for c in dep.get("cards") or []) or "-")))
                 cells.append("<td>%s</td>" % image)
                 cells.append("<td>%s</td>" % endpoint)

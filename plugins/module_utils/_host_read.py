@@ -26,7 +26,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import Mode
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import file_mode
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_npu_smi, run_tool, tool_runner
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache, hub_resolution
-from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import resolved
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import resolved, revision_completeness
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_assign import NpuAssignError, assign
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_owners
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_ledger import LedgerError, read as read_ledger
@@ -125,7 +125,7 @@ def cache_info(p):
     result = dict(models=out, missing=missing, cli_version=installed_version(p["venv"]))
     if p["deployment_states"]:
         result["states"] = dict(("%s@%s" % (item["model"], item["revision"]),
-                                 model_state(p["cache_dir"], item["model"], item["revision"]))
+                                 model_state(p["cache_dir"], item["model"], item["revision"], layout=p["layout"]))
                                 for item in p["models"])
     return result
 
@@ -339,7 +339,9 @@ def host_info(module, p):
             except ValueError:
                 continue
         found["errors"] = found["errors"] + last_good_problems(
-            p["host"], planned, last_good, lambda model, revision: model_completeness(p["cache_dir"], model, revision))
+            p["host"], planned, last_good, lambda model, revision, key: (
+                revision_completeness(p["cache_dir"], model, key) if key
+                else model_completeness(p["cache_dir"], model, revision)))
     if p["read_state"]:
         found["deployments"] = read_state(module, p, planned, ledger, raw, jobs)
         pool.shutdown()

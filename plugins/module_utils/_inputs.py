@@ -148,6 +148,9 @@ RULES = {
 # variable that defaults to it (test__input_schema: no RULES entry repeats it).
 SHARED_RULES = {
     "ascendfleet_cache_dir": {"kind": "abspath"},
+    "ascendfleet_cache_keep_revisions": {"kind": "range", "min": 0, "max": 1000,
+                                         "fix": "give how many revisions of a model each host keeps, e.g. 2 (0: only "
+                                                "those a deployment, last-known-good or previous mounts)"},
     "ascendfleet_image_digest": {"kind": "digest", "optional": True},
     "ascendfleet_image_version": {"kind": "version"},
     "ascendfleet_image_repository": {"kind": "nonempty"},

@@ -13,19 +13,130 @@ from __future__ import annotations
 import glob
 import json
 import os
+import hashlib
 import re
 import subprocess
+import threading
 import time
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
-    ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
-    sha256_file, state_paths, verify_entries)
+    HASH_CHUNK, ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
+    state_paths, verify_entries)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _model_revisions as revs
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
     HubClient, ModelLock, ModelPrefetchError, build_manifest,
     bytes_to_download, diff_files, filter_files, format_progress, model_dir,
     total_size, validate_model_id, validate_revision)
+
+
+def file_signature(path):
+    """(device, inode, size, mtime_ns, ctime_ns) of ``path``, or None when it does not exist: any
+    write, truncation, rename onto it or replacement changes it (ctime moves with every change)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class HashAhead:
+    """The sha256 of a transfer's files, each read once, as they land: while the CLI or rsync runs
+    (``start``/``stop``: a background thread) a file that is at its final path with the manifest
+    size and has not changed for ``settle`` seconds is hashed; :meth:`observed` then hashes only
+    what was not hashed yet or changed since, so verification costs no second read of the model.
+
+    A hash is kept only with the file's :func:`file_signature` taken before the read, unchanged
+    after it, and still the file's signature when :meth:`observed` asks - a file rewritten,
+    replaced or truncated after it was hashed is read again. ``settle`` keeps a file that was
+    written within the last moment (a coarse-grained ctime could hide a write in the same tick)
+    for later. The transfer tools write each file under a temporary name and rename it into place.
+    """
+
+    def __init__(self, directory, files, settle=1.0, clock=time.time, poll=0.2):
+        self.dir = directory
+        self.sizes = {item["path"]: int(item["size"]) for item in files}
+        self.settle = settle
+        self.clock = clock
+        self.poll = poll
+        self.hashes = {}  # path -> (signature the bytes were read under, sha256)
+        self.bytes_read = 0
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        """Hash in the background until :meth:`stop`."""
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="hash-ahead", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        """End the background hashing (a read under way is abandoned) and wait for it."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _run(self):
+        while not self._stop.is_set():
+            if not self.hash_next():
+                self._stop.wait(self.poll)
+
+    def hash_next(self):
+        """Hash one file that has landed and settled and is not hashed yet; whether one was."""
+        for path, size in self.sizes.items():
+            full = os.path.join(self.dir, path)
+            sig = file_signature(full)
+            if sig is None or sig[2] != size or self.hashes.get(path, (None,))[0] == sig:
+                continue
+            if self.clock() - sig[4] / 1e9 < self.settle:
+                continue
+            digest = self._sha256(full, self._stop)
+            if digest is not None and file_signature(full) == sig:
+                self.hashes[path] = (sig, digest)
+            return digest is not None
+        return False
+
+    def _sha256(self, path, stop=None):
+        """sha256 of ``path`` (None when ``stop`` was set meanwhile or it cannot be read)."""
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as handle:
+                while True:
+                    if stop is not None and stop.is_set():
+                        return None
+                    piece = handle.read(HASH_CHUNK)
+                    if not piece:
+                        break
+                    self.bytes_read += len(piece)
+                    digest.update(piece)
+        except (IOError, OSError):
+            return None
+        return digest.hexdigest()
+
+    def observed(self):
+        """{path: (size or None, sha256 or None)} of every file now, as ``verify_entries`` reads
+        them: a kept hash whose file is unchanged, else the file read now (when its size is the
+        manifest's; a file of another size is not read). Call it with the background stopped."""
+        out = {}
+        for path, size in self.sizes.items():
+            full = os.path.join(self.dir, path)
+            sig = file_signature(full)
+            if sig is None:
+                out[path] = (None, None)
+                continue
+            kept = self.hashes.get(path)
+            if kept is not None and kept[0] == sig:
+                out[path] = (sig[2], kept[1])
+            elif sig[2] == size:
+                digest = self._sha256(full)
+                if digest is not None and file_signature(full) == sig:
+                    self.hashes[path] = (sig, digest)
+                out[path] = (sig[2], digest)
+            else:
+                out[path] = (sig[2], None)
+        return out
 
 
 class ModelCache:
@@ -177,13 +288,10 @@ class ModelCache:
         return rc, error_lines(raw), time.time() - started
 
     # -- verification --------------------------------------------------------------------
-    def verify(self, files):
-        observed = {}
-        for item in files:
-            path = os.path.join(self.dir, item["path"])
-            size = file_size(path)
-            observed[item["path"]] = (size, sha256_file(path) if size == int(item["size"]) else None)
-        return verify_entries(files, observed)
+    def verify(self, files, hashes=None):
+        """[(path, reason)] of ``files`` that differ from the manifest entries (size, sha256);
+        ``hashes``: the :class:`HashAhead` of the transfer, whose hashes of unchanged files count."""
+        return verify_entries(files, (hashes or HashAhead(self.dir, files)).observed())
 
     def write_complete(self, files, commit, source):
         manifest = build_manifest(self.model, self.revision, commit, files, source,
@@ -311,6 +419,9 @@ def _transfer_verified(cache, params, environ, files, result, space_check):
     attempts = max(1, int(params.get("attempts", 3)))
     last_error = None
     fetched = []
+    # Every file is verified against the manifest's sha256; the files are hashed while the
+    # transfer runs, each as soon as it has landed, so verifying reads no byte a second time.
+    hashes = HashAhead(cache.dir, files)
     for attempt in range(1, attempts + 1):
         result["attempts"] = attempt
         present = cache.present_sizes(files)
@@ -319,7 +430,11 @@ def _transfer_verified(cache, params, environ, files, result, space_check):
             needed, free = space_check()
             result.update(bytes_needed=needed, bytes_free=free)
         if todo or attempt > 1:
-            rc, tail, elapsed = _transfer(cache, params, environ, todo or files)
+            hashes.start()
+            try:
+                rc, tail, elapsed = _transfer(cache, params, environ, todo or files)
+            finally:
+                hashes.stop()
             fetched.extend(f["path"] for f in todo)
             result["bytes_fetched"] += total_size(todo)
             result["seconds"] = round(result.get("seconds", 0) + elapsed, 1)
@@ -328,7 +443,9 @@ def _transfer_verified(cache, params, environ, files, result, space_check):
                     "modelscope download" if params["source"] == "hub" else "rsync", rc,
                     " | ".join(tail) or "no output")
                 continue
-        bad = cache.verify(files)
+        started = time.time()
+        bad = cache.verify(files, hashes)
+        result["verify_seconds"] = round(result.get("verify_seconds", 0) + time.time() - started, 1)
         if not bad:
             result.update(changed=True, files_fetched=sorted(set(fetched)),
                           action="downloaded" if params["source"] == "hub" else "copied")

@@ -43,11 +43,11 @@ import shutil
 import time
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
-    ModelCacheError, build_marker, dir_completeness, dumps_manifest, model_dir as legacy_model_dir,
+    DEFAULTS, ModelCacheError, build_marker, dir_completeness, dumps_manifest, model_dir as legacy_model_dir,
     parse_manifest, state_paths)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, mount_point, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
-    ModelLock, ModelPrefetchError, mount_device, space_error, space_shortfall)
+    LockBusy, ModelLock, ModelPrefetchError, mount_device, space_error, space_shortfall)
 
 REVISIONS = "revisions"
 REFS = "refs.json"
@@ -57,7 +57,7 @@ PROGRESS = "progress.json"
 STAGING = ".staging-"
 # Revisions of one model kept in the cache after a successful rollout (those that a compose
 # file, last-known-good or previous mounts are always kept and count towards it).
-KEEP_DEFAULT = 2
+KEEP_DEFAULT = DEFAULTS["cache_keep_revisions"]
 COMMIT_RE = re.compile(r"[0-9a-f]{40}")
 CONTENT_RE = re.compile(r"content-[0-9a-f]{40}")
 
@@ -303,6 +303,21 @@ def removal_plan(revisions, protected, keep=KEEP_DEFAULT):
     return kept, removed
 
 
+def prune_plan(revisions, referenced, wanted, keep=KEEP_DEFAULT):
+    """What a host removes after a successful rollout: ``{model: {"kept": [...], "removed": [...]}}``
+    for every model of ``revisions`` (``{model: [{"key", "completed_at"}]}``, its revision
+    directories). Protected (never removed): the keys ``referenced`` mounts (:func:`referenced_keys`
+    of every live, last-good and previous compose file on the host) and those ``wanted``
+    (``{model: [key, ...]}``: what the planned deployments serve). :func:`removal_plan` decides
+    the rest with ``keep``."""
+    out = {}
+    for model in sorted(revisions):
+        protected = set(referenced.get(model) or ()) | set(wanted.get(model) or ())
+        kept, removed = removal_plan(revisions[model], protected, keep)
+        out[model] = {"kept": kept, "removed": removed}
+    return out
+
+
 # --------------------------------------------------------------------------- space
 
 def link_sources(new_files, complete):
@@ -490,10 +505,9 @@ def check_free_space(host, path, needed, margin, model, revision):
     return needed, free
 
 
-def remove_legacy(cache_dir, model, legacy_referenced):
-    """Remove today's ``<cache>/models/<Owner>/<Name>`` once it is migrated (its revision complete,
-    recorded in migrated.json) and no compose file mounts ``<cache>/models`` any more; True when
-    removed. Renamed out of the way first, like a revision."""
+def legacy_removable(cache_dir, model, legacy_referenced):
+    """Whether today's ``<cache>/models/<Owner>/<Name>`` may go: it is migrated (its revision
+    complete, recorded in migrated.json) and no compose file mounts ``<cache>/models`` any more."""
     if legacy_referenced:
         return False
     raw = read_bytes(os.path.join(revisions_root(cache_dir, model), MIGRATED))
@@ -501,10 +515,16 @@ def remove_legacy(cache_dir, model, legacy_referenced):
         record = json.loads(raw.decode("utf-8")) if raw is not None else {}
     except (ValueError, UnicodeDecodeError):
         record = {}
-    legacy = legacy_model_dir(cache_dir, model)
-    if (not isinstance(record, dict) or not is_key(record.get("key")) or not os.path.isdir(legacy)
-            or not revision_completeness(cache_dir, model, record["key"])["complete"]):
+    return (isinstance(record, dict) and is_key(record.get("key")) and os.path.isdir(legacy_model_dir(cache_dir, model))
+            and revision_completeness(cache_dir, model, record["key"])["complete"])
+
+
+def remove_legacy(cache_dir, model, legacy_referenced):
+    """Remove today's ``<cache>/models/<Owner>/<Name>`` once :func:`legacy_removable`; True when
+    removed. Renamed out of the way first, like a revision."""
+    if not legacy_removable(cache_dir, model, legacy_referenced):
         return False
+    legacy = legacy_model_dir(cache_dir, model)
     trash = os.path.join(os.path.dirname(legacy), ".removing-" + os.path.basename(legacy))
     os.rename(legacy, trash)
     shutil.rmtree(trash)
@@ -529,3 +549,56 @@ def remove_revisions(cache_dir, model, keys):
         shutil.rmtree(trash)
         removed.append(key)
     return removed
+
+
+COMPOSE_FILES = ("compose.yaml", "last-good/compose.yaml", "previous/compose.yaml")
+
+
+def compose_texts(project_root):
+    """The text of every deployment's live, last-good and previous compose file under
+    ``project_root`` (one directory per deployment): what a container reads now or a rollback
+    would read, the input of :func:`referenced_keys`."""
+    texts = []
+    try:
+        names = sorted(os.listdir(project_root))
+    except OSError:
+        return texts
+    for name in names:
+        for rel in COMPOSE_FILES:
+            raw = read_bytes(os.path.join(project_root, name, rel))
+            if raw is not None:
+                texts.append(raw.decode("utf-8", "replace"))
+    return texts
+
+
+def prune(cache_dir, project_root, wanted, keep, timeout, check_mode=False):
+    """Remove, model by model under its revisions lock, the revisions :func:`prune_plan` lets go
+    (the compose files are read again under each lock, so a rollout that wrote one meanwhile is
+    seen), and today's copy of a migrated model no compose file mounts any more. ``wanted``:
+    ``{model: [key, ...]}`` of the planned deployments (the models looked at). Check mode removes
+    nothing and reports what would go. Returns ``{model: {"kept", "removed", "legacy_removed",
+    "busy"}}``; ``busy`` names the holder when the lock stayed taken for ``timeout`` seconds (a
+    prefetch of that model: nothing of it is removed this time, the next run does it)."""
+    out = {}
+    for model in sorted(wanted):
+        if not os.path.isdir(revisions_root(cache_dir, model)):
+            continue
+        try:
+            held = None if check_mode else lock(cache_dir, model, timeout, "remove old revisions")
+        except LockBusy as exc:
+            out[model] = {"kept": [], "removed": [], "legacy_removed": False, "busy": str(exc)}
+            continue
+        try:
+            referenced, legacy = referenced_keys(cache_dir, compose_texts(project_root))
+            revs = list_revisions(cache_dir, model)
+            plan = dict(prune_plan({model: revs}, referenced, wanted, keep)[model], busy=None)
+            if check_mode:
+                plan["legacy_removed"] = legacy_removable(cache_dir, model, legacy)
+            else:
+                plan["removed"] = remove_revisions(cache_dir, model, plan["removed"])
+                plan["legacy_removed"] = remove_legacy(cache_dir, model, legacy)
+        finally:
+            if held is not None:
+                held.release()
+        out[model] = plan
+    return out

@@ -703,6 +703,10 @@ def plan(deployments, host="host", family=None, healthy_device_ids=None, hbm_per
         _check_additional_config(dep, host, name, bool(is_vl), errors)
         dep["is_vl"] = bool(is_vl)
         dep["container_model_path"] = container_model_path(model)
+        if info.get("mount_source"):
+            # The revisions layout: the one revision directory the compose file mounts read-only
+            # (a moved branch is a new key, so a changed compose file: rolled out through the gate).
+            dep["revision_key"], dep["mount_source"] = info.get("key"), info["mount_source"]
         dep["shutdown_timeout"], dep["stop_grace_period"] = shutdown_timeout(cli, dep, drain_timeout)
         if members is not None and dep["multinode"]["head_address"] is None:
             # Validated only: the caller plans it again with the network of its members.
@@ -931,7 +935,7 @@ def _small_config(config):
     return out
 
 
-def model_state(cache_dir, model, revision, verify="quick"):
+def model_state(cache_dir, model, revision, verify="quick", layout="flat"):
     """What the cache holds for ``model`` at ``revision``, for planning a deployment.
 
     Completeness is ``_facts.model_completeness`` (the one reader: marker, manifest, every
@@ -939,9 +943,27 @@ def model_state(cache_dir, model, revision, verify="quick"):
     adds what the checks read from ``config.json`` and the size of the ``*.safetensors``
     weights. Returns ``{"path", "prefetched", "revision" (the marker's), "reason", "config",
     "weights_bytes"}``; never raises for a missing or bad cache.
-    """
-    import os
 
+    ``layout="revisions"`` (``ascendfleet_cache_layout``): the revision directory ``revision``
+    resolved to when it was fetched (``_model_revisions.resolved``: refs.json, no hub asked);
+    ``path`` is that directory, ``revision`` the name asked for once it is complete, and the
+    state adds ``key`` (the commit id, or content key, the deployment serves), ``commit`` and
+    ``mount_source`` (what the compose file mounts read-only; None while not complete).
+    """
+    if layout == "revisions":
+        from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import mount_source, resolved
+
+        state = resolved(cache_dir, model, revision, verify)
+        out = {"path": state["model_dir"], "prefetched": False, "revision": None, "reason": None,
+               "config": {}, "weights_bytes": 0, "key": state["key"], "commit": state["commit"], "mount_source": None}
+        if not state["complete"]:
+            out["reason"] = "; ".join(state["reasons"]) or "incomplete"
+            return out
+        out["revision"] = revision
+        out = _read_config(out, state["model_dir"], model)
+        if out["prefetched"]:
+            out["mount_source"] = mount_source(cache_dir, model, state["key"])
+        return out
     state = model_completeness(cache_dir, model, revision, verify)
     path = model_dir(cache_dir, model)
     out = {"path": path, "prefetched": False, "revision": state["cached_revision"], "reason": None,
@@ -952,6 +974,14 @@ def model_state(cache_dir, model, revision, verify="quick"):
             reasons = ["no completion marker %s" % state["marker"]]
         out["reason"] = "; ".join(reasons)
         return out
+    return _read_config(out, path, model)
+
+
+def _read_config(out, path, model):
+    """``out`` with what the checks read from the complete copy in ``path`` (config.json, the
+    weights' size) and ``prefetched`` true, or the reason config.json cannot be read."""
+    import os
+
     try:
         with open(os.path.join(path, "config.json"), "rb") as handle:
             config = json.loads(handle.read().decode("utf-8"))

@@ -473,27 +473,37 @@ def last_good_problems(host, planned, last_good, completeness):
     """Refusals for deployments whose last-known-good could not run again: its model is damaged.
 
     A change is only safe while its rollback target can start. ``planned``: the present
-    deployments (``name``, ``model``, ``revision``); ``last_good``: name -> the recorded
-    last-good/state.json (``model``, ``revision``; older records without them are skipped);
-    ``completeness(model, revision)``: ``_facts.model_completeness``'s answer. Only a
-    last-known-good on another model or revision than the plan is asked here: the plan's own
-    model is judged by the planner.
+    deployments (``name``, ``model``, ``revision``, and ``revision_key`` with the revisions cache
+    layout); ``last_good``: name -> the recorded last-good/state.json (``model``, ``revision``,
+    ``revision_key`` when it mounts a revision directory; older records without a model are
+    skipped); ``completeness(model, revision, key)``: ``_facts.model_completeness``'s answer for
+    today's layout (``key`` None), ``_model_revisions.revision_completeness``'s for the revision
+    directory ``key``. Only a last-known-good on another model, revision or revision directory than
+    the plan is asked here: the plan's own model is judged by the planner. A revision directory is
+    written once and never rewritten by another revision's fetch, so a last-known-good revision that
+    still exists complete is never refused (issue 29: no deadlock between old and new revision).
     """
     errors = []
     for dep in planned:
         state = last_good.get(dep.get("name")) or {}
         model, revision = state.get("model"), state.get("revision") or "master"
-        if not isinstance(model, str) or not model or (model, revision) == (dep.get("model"), dep.get("revision") or "master"):
+        key = state.get("revision_key") or None
+        if not isinstance(model, str) or not model:
             continue
-        answer = completeness(model, revision)
+        if key is None and (model, revision) == (dep.get("model"), dep.get("revision") or "master"):
+            continue
+        if key is not None and (model, key) == (dep.get("model"), dep.get("revision_key")):
+            continue
+        answer = completeness(model, revision, key)
         if answer.get("complete"):
             continue
-        errors.append("%s: deployment %s: model: its last-known-good serves %s (revision %s), which is not complete "
+        what = "revision %s, directory %s" % (revision, key) if key else "revision %s" % revision
+        errors.append("%s: deployment %s: model: its last-known-good serves %s (%s), which is not complete "
                       "in the cache (%s), so a failed change could not roll back. Fix: fetch it again before the "
                       "change: ansible-playbook playbooks/prefetch.yml --limit %s -e '{\"model_prefetch_models\": "
                       "[{\"model\": \"%s\", \"revision\": \"%s\"}]}'; nothing was changed"
-                      % (host, dep.get("name"), model, revision, "; ".join(answer.get("reasons") or ["unreadable"]),
-                         host, model, revision))
+                      % (host, dep.get("name"), model, what, "; ".join(answer.get("reasons") or ["unreadable"]),
+                         host, model, key or revision))
     return errors
 
 

@@ -29,6 +29,8 @@ passed in this run (``gated``, or ``restored``, which is a passed gate on the re
 
 from __future__ import annotations
 
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import revision_change
+
 PLANNED = "planned"
 CARDS = "cards held"
 IMAGE = "image present"
@@ -126,6 +128,8 @@ def step(rollout, to, check_mode=False, **facts):
     - failed: ``reason`` (appended to a reason already noted: "; then ..."), or ``task``/``result``
       /``errors`` (see failure_reason; from restoring, or with ``restore``, it says the rollback to
       ``restore_from`` failed - "too" after a failed change);
+    - recorded: ``replaced`` (the last-good state.json this record replaced, as vllm_last_good
+      returns it): its ``revision_key`` is what the deployment served before (``served_before``);
     - removed / absent: ``cards`` (the cards given back).
 
     Returns a new dict; raises RolloutError for a transition the machine does not have."""
@@ -170,6 +174,8 @@ def step(rollout, to, check_mode=False, **facts):
         out["restore_from"] = facts.get("restore_from") or "last-good"
         if facts.get("reason"):
             out["reason"] = str(facts["reason"]).strip()
+    if to == RECORDED and isinstance(facts.get("replaced"), dict):
+        out["served_before"] = facts["replaced"].get("revision_key")
     if to == RESTORED:
         out["restored"] = dict(facts.get("state") or {})
         out["changed"] = out["changed"] or bool(facts.get("changed"))
@@ -239,6 +245,15 @@ def result(rollout, dep, endpoint_host, host=None, members=None):
         "reason": "" if status(rollout) in ("deployed", "unchanged", "would change", "removed", "absent")
         and state != FAILED else (rollout.get("reason") or ""),
     }
+    # The revisions cache layout: the revision (commit) the deployment serves now, and the summary
+    # line of a deployment that moved to another one ("revision master: <old> -> <new>").
+    key = restored.get("revision_key") if back else (None if gone else dep.get("revision_key"))
+    if key:
+        entry["revision_key"] = key
+        change = revision_change(dep.get("revision") or "master", rollout.get("served_before"), key) \
+            if entry["status"] == "deployed" else None
+        if change:
+            entry["revision_change"] = change
     if members is not None:
         entry["members"] = [dict(m) for m in members]
     return entry
@@ -278,7 +293,12 @@ def gate_check(dep, fresh, smoke, restored=None):
 
 
 def record_state(dep, cards):
-    """What last-good/state.json records of ``dep`` running on ``cards`` (the one writer: tasks/record.yml)."""
-    return {"name": dep.get("name"), "model": dep.get("model"), "revision": dep.get("revision"),
-            "image": dep.get("image"), "device_ids": [int(c) for c in cards or []], "port": dep.get("port"),
-            "served_model_name": dep.get("served_model_name"), "model_root": dep.get("container_model_path")}
+    """What last-good/state.json records of ``dep`` running on ``cards`` (the one writer: tasks/record.yml);
+    with the revisions cache layout also the ``revision_key`` it serves."""
+    out = {"name": dep.get("name"), "model": dep.get("model"), "revision": dep.get("revision"),
+           "image": dep.get("image"), "device_ids": [int(c) for c in cards or []], "port": dep.get("port"),
+           "served_model_name": dep.get("served_model_name"), "model_root": dep.get("container_model_path")}
+    if dep.get("revision_key"):
+        # The revisions cache layout: the revision directory its compose file mounts.
+        out["revision_key"] = dep["revision_key"]
+    return out

@@ -32,6 +32,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 PROJECT_LABEL = "com.docker.compose.project"
 DEPLOYMENT_LABEL = "io.ascendfleet.llm.deployment"
 MODEL_LABEL = "io.ascendfleet.llm.model"
+# The revision directory a container mounts (vllm_compose with the revisions cache layout).
+REVISION_KEY_LABEL = "io.ascendfleet.llm.revision_key"
 
 METRIC_RUNNING = "vllm:num_requests_running"
 METRIC_WAITING = "vllm:num_requests_waiting"
@@ -215,6 +217,8 @@ def parse_containers(text, now):
             "served_model_name": _arg_after(args, "--served-model-name"),
             "model": labels.get(MODEL_LABEL),
         })
+        if labels.get(REVISION_KEY_LABEL):
+            projects[project][-1]["revision_key"] = labels[REVISION_KEY_LABEL]
     for containers in projects.values():
         containers.sort(key=lambda c: c["name"])
     return projects

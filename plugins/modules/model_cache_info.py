@@ -141,8 +141,8 @@ missing:
 states:
   description:
     - With O(deployment_states), C(<model>@<revision>) to the model's state as
-      M(ascendfleet.llm.vllm_model_info) returns it in its C(models) (what vllm_compose mounts
-      today, the flat layout, whatever O(layout) says).
+      M(ascendfleet.llm.vllm_model_info) returns it in its C(models) for the same O(layout)
+      (with O(layout=revisions), the revision directory vllm_compose mounts).
   returned: when O(deployment_states)
   type: dict
 cli_version:

@@ -265,6 +265,18 @@ attempts:
   returned: always
   type: int
   sample: 1
+seconds:
+  description: Seconds the transfers (the CLI or rsync) ran.
+  returned: when a transfer ran
+  type: float
+  sample: 41.3
+verify_seconds:
+  description: >-
+    Seconds spent verifying after the transfers ended. Files are hashed while the transfer runs,
+    each once it has landed, so this is the hashing of what landed last (or changed since).
+  returned: when files were fetched, copied or verified
+  type: float
+  sample: 0.4
 key:
   description: With O(layout=revisions), the revision directory's name - the commit id, or C(content-<sha256>)
     of the file list when the hub names no single commit.

@@ -59,6 +59,8 @@ options:
         the plan, and that model is not complete in the cache (the collection's one
         completeness reader, quick - every manifest file at its size), is returned in RV(errors) -
         a failed change could not roll back to it.
+      - A last-known-good that mounts a revision directory (its state names a C(revision_key), the
+        revisions cache layout) is judged on that directory, C(<cache_dir>/revisions/<Owner>/<Name>/<key>).
     type: path
   read_state:
     description:

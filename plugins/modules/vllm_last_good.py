@@ -77,7 +77,18 @@ written:
   type: list
   elements: str
   sample: [/opt/ascendfleet/qwen/previous/compose.yaml, /opt/ascendfleet/qwen/last-good/state.json]
+replaced:
+  description:
+    - The last-good C(state.json) this record replaced (read before writing), null when there was none
+      or it was not JSON.
+    - "With the revisions cache layout its C(revision_key) is the revision the deployment served
+      before (the fleet summary's C(revision master: <old> -> <new>))."
+  returned: always
+  type: dict
+  sample: {name: qwen, model: Qwen/Qwen3.5-27B, revision: master, revision_key: 3f9a0c1e2d4b5a6978877665544332211ffeeddc}
 """
+
+import json
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
@@ -105,7 +116,12 @@ def main():
     except (IOError, OSError) as exc:
         module.fail_json(msg="cannot record last-known-good in %s: %s (the deployment passed its gate; "
                              "fix the directory's permissions or space and re-run)" % (path, exc))
-    result = dict(changed=bool(writes), written=[w[0] for w in writes])
+    try:
+        replaced = json.loads(before) if before else None
+    except ValueError:
+        replaced = None
+    result = dict(changed=bool(writes), written=[w[0] for w in writes],
+                  replaced=replaced if isinstance(replaced, dict) else None)
     if module._diff:
         after = next((to_text(data) for p, data, dummy in writes if p == record), before)
         result["diff"] = dict(before=before, after=after, before_header=record, after_header=record)

@@ -29,6 +29,16 @@ options:
     description: The model cache, laid out as C(<cache_dir>/models/<Owner>/<Name>).
     type: path
     required: true
+  layout:
+    description:
+      - C(flat) reads C(<cache_dir>/models/<Owner>/<Name>), one copy per model.
+      - C(revisions) reads the revision directory each model's C(revision) resolved to when it was
+        fetched (C(<cache_dir>/revisions/<Owner>/<Name>/refs.json), or the commit id itself),
+        C(<cache_dir>/revisions/<Owner>/<Name>/<key>); RV(models) then also carry C(key), C(commit)
+        and C(mount_source), the directory a deployment mounts read-only. No hub is asked.
+    type: str
+    choices: [flat, revisions]
+    default: flat
 seealso:
   - module: ascendfleet.llm.npu_info
 """
@@ -88,6 +98,21 @@ models:
       description: Sum of the sizes of the C(*.safetensors) files in the model directory.
       type: int
       sample: 55826350080
+    key:
+      description: With O(layout=revisions), the revision key (commit id) the revision resolved to; null when never fetched.
+      type: str
+      returned: with O(layout=revisions)
+      sample: 3f9a0c1e2d4b5a6978877665544332211ffeeddc
+    commit:
+      description: With O(layout=revisions), the hub's commit id of that revision (null for a content key).
+      type: str
+      returned: with O(layout=revisions)
+      sample: 3f9a0c1e2d4b5a6978877665544332211ffeeddc
+    mount_source:
+      description: With O(layout=revisions), the revision directory a deployment mounts read-only; null while not complete.
+      type: str
+      returned: with O(layout=revisions)
+      sample: /mnt/disk2/modelscope/revisions/Qwen/Qwen3.5-27B/3f9a0c1e2d4b5a6978877665544332211ffeeddc
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -99,6 +124,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             cache_dir=dict(type="path", required=True),
+            layout=dict(type="str", choices=["flat", "revisions"], default="flat"),
             models=models_option(),
         ),
         supports_check_mode=True,
@@ -109,7 +135,8 @@ def main():
         if model_id_parts(model) is None:
             module.fail_json(msg="models: %r has no model id of the form Owner/Name; give each item a model key "
                                  "holding %s" % (item, MODEL_ID_FORM))
-        result[model] = model_state(module.params["cache_dir"], model, item["revision"])
+        result[model] = model_state(module.params["cache_dir"], model, item["revision"],
+                                    layout=module.params["layout"])
     module.exit_json(changed=False, models=result)
 
 

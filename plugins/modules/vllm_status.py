@@ -43,6 +43,14 @@ options:
     description: The model cache model_prefetch fills (C(<cache>/models/<Owner>/<Name>/.ascendfleet/complete)).
     type: path
     default: /var/lib/ascendfleet/modelscope
+  cache_layout:
+    description:
+      - How the cache keeps models (C(ascendfleet_cache_layout)) - C(flat) or C(revisions) (the
+        revision directory each deployment's revision resolved to, as M(ascendfleet.llm.vllm_model_info)
+        reads it with its C(layout)).
+    type: str
+    choices: [flat, revisions]
+    default: flat
   api_key:
     description: Bearer token for the OpenAI endpoints (C(vllm_compose_api_key)); empty for none.
     type: str
@@ -121,8 +129,10 @@ deployments:
   description:
     - One entry per deployment named in O(deployments) or found running. C(containers) as
       C(docker inspect) shows them (image reference, state, health, restarts, start time,
-      uptime, port and served model name from the vLLM arguments); C(cards) from the ledger;
-      C(last_good) (C(exists), C(image), C(port), C(device_ids) from C(last-good/state.json)) and
+      uptime, port and served model name from the vLLM arguments, and C(revision_key), the
+      revision directory it mounts, with the revisions cache layout); C(cards) from the ledger;
+      C(last_good) (C(exists), C(image), C(port), C(device_ids) and, with the revisions cache
+      layout, C(revision_key) from C(last-good/state.json)) and
       C(previous) (the same from C(previous/), the healthy version before the last rollout);
       C(cache) (C(prefetched), C(revision), C(reason)); C(probe) (C(port), C(health_status),
       C(health_error), C(models), C(models_error), C(metrics) with C(requests_running),
@@ -274,6 +284,8 @@ def read_last_good(root, name, kind="last-good"):
         if isinstance(state, dict):
             for key in ("image", "port", "device_ids"):
                 out[key] = state.get(key)
+            if state.get("revision_key"):
+                out["revision_key"] = state["revision_key"]
     except (IOError, OSError):
         pass
     except ValueError as exc:
@@ -287,6 +299,7 @@ def main():
             deployments=dict(type="list", elements="dict", default=[]),
             project_root=dict(type="path", default="/opt/ascendfleet"),
             cache_dir=dict(type="path", default="/var/lib/ascendfleet/modelscope"),
+            cache_layout=dict(type="str", choices=["flat", "revisions"], default="flat"),
             ledger_path=dict(type="path", default=DEFAULT_LEDGER),
             api_key=dict(type="str", default="", no_log=True),
             timeout=dict(type="int", default=5),
@@ -344,7 +357,7 @@ def main():
             model, dummy, revision = containers[0]["model"].partition("@")
         cache = {"prefetched": False, "revision": None, "reason": "model unknown"}
         if model:
-            state = model_state(p["cache_dir"], model, revision)
+            state = model_state(p["cache_dir"], model, revision, layout=p["cache_layout"])
             if spec.get("state", "present") == "present" and spec.get("model"):
                 models[model] = state
             cache = {"prefetched": state["prefetched"], "revision": state["revision"], "reason": state["reason"]}

@@ -283,3 +283,18 @@ def test_only_the_gateway_inventory_names_the_gateway(bench_env):
     assert all("ascendfleet_gateways" not in read(p) for p in b.inv.values())
     assert os.path.isfile(os.path.join(os.path.dirname(b.gateway_inv), "group_vars", "ascendfleet_gateways.yml"))
     assert b.fleet_env()["ASCENDFLEET_SIM_INVENTORY"] == b.fleet_inv
+
+
+def test_knobs_section_is_opt_in_and_compares_settings_with_stock(bench_env):
+    """Issue 30: forks, strategy free and a fact cache, each against the stock ansible.cfg."""
+    assert "knobs" not in bench.Config().sections
+    bench_env.setenv("BENCH_SECTIONS", "knobs")
+    bench_env.setenv("BENCH_NOOP_HOSTS", "4,16")
+    assert bench.Config().fleet_size == 16
+    settings = dict(bench.knob_settings(16, "/tmp/facts"))
+    assert list(settings) == ["stock", "forks 4", "forks 8", "strategy free", "fact cache jsonfile"]
+    assert settings["stock"] == {} and settings["forks 4"] == {"ANSIBLE_FORKS": "4"}
+    assert settings["strategy free"] == {"ANSIBLE_STRATEGY": "free"}
+    assert settings["fact cache jsonfile"]["ANSIBLE_CACHE_PLUGIN_CONNECTION"] == "/tmp/facts"
+    # Never below one fork on a tiny fleet.
+    assert [setting[0] for setting in bench.knob_settings(1, "/tmp/facts")][:2] == ["stock", "forks 1"]

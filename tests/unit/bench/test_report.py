@@ -14,9 +14,9 @@ def _results():
     by_hosts = {
         "1": {"floor": _run(4.0, 1.0, 100 * mib), "noop": _run(6.0, 1.5, 110 * mib), "ratio": 1.5, "cpu_ratio": 1.5, "memory_ratio": 1.1},
         "16": {"floor": _run(20.0, 0.5, 200 * mib),
-               "noop": _run(60.0, 1.5, 400 * mib, changed_tasks=["model_prefetch : Write reports/model_prefetch.json"],
+               "noop": _run(60.0, 1.6, 400 * mib, changed_tasks=["model_prefetch : Write reports/model_prefetch.json"],
                             files=[["reports/model_prefetch.json", "changed"]]),
-               "ratio": 3.0, "cpu_ratio": 3.0, "memory_ratio": 2.0},
+               "ratio": 3.0, "cpu_ratio": 3.2, "memory_ratio": 2.0},
     }
     scaling = {"from": 1, "to": 16, "ratio": 10.0, "floor_ratio": 5.0}
     by_hosts["16"]["noop"]["by_role_per_host"] = {"npu_verify": {"ok": 5.0, "skipped": 1.0, "modules": 1.0}}
@@ -38,7 +38,10 @@ def test_goals_name_what_is_met_and_why_not():
     assert gs[("no-op re-run", "no-op deploy-qwen.yml, 1 deployment(s), N=1")]["met"] is True
     bad = gs[("no-op re-run", "no-op deploy-qwen.yml, 1 deployment(s), N=16")]
     assert bad["met"] is False and bad["floor"] == 20.0 and "9.0 modules" in bad["why"] and "Render 3.0 s" in bad["why"]
-    assert gs[("control-node CPU per host", "CPU per host, 1 deployment(s), N=16")]["met"] is False
+    # Issue 30: 1.5x the floor is met (N=1 at 1.5x); the CPU goal (3x) is judged at the largest N only.
+    cpu = gs[("control-node CPU per host", "CPU per host, 1 deployment(s), N=16")]
+    assert cpu["met"] is False and cpu["limit"] == 3.0 and cpu["ratio"] == 3.2
+    assert ("control-node CPU per host", "CPU per host, 1 deployment(s), N=1") not in gs
     mem = [g for g in gs.values() if g["goal"].startswith("control-node peak memory")]
     assert len(mem) == 1 and mem[0]["figure"].endswith("N=16") and mem[0]["met"] is False
     scaling = [g for g in gs.values() if g["goal"].startswith("scaling")][0]
@@ -104,3 +107,22 @@ def test_gateway_latency_added_can_be_negative():
     res["figures"]["gateway"]["latency"]["added"]["p99"] = -0.0026
     rows = {r[0]: r for r in report.rows(res)}
     assert rows["gateway latency added per chat request, p99 (200 + 200 requests one at a time)"][1] == "-2.6 ms (12.0 ms through it)"
+
+
+def test_knob_rows_each_setting_against_its_floor_and_the_stock_run():
+    """The opt-in knobs section: per setting the no-op against its own floor, and against stock."""
+    def run(wall, cpu, ok=True):
+        return {"wall_s": wall, "cpu_s_per_host": cpu, "noop_ok": ok, "ok": ok, "changed_tasks": [], "log": "k.log"}
+    kn = {"hosts": 16, "settings": {
+        "stock": {"floor": run(10.0, 0.2), "noop": run(20.0, 1.0), "ratio": 2.0, "vs_stock": {"floor": 1.0, "noop": 1.0}, "cpu_vs_stock": 1.0},
+        "forks 4": {"floor": run(25.0, 0.2), "noop": run(60.0, 1.1), "ratio": 2.4, "vs_stock": {"floor": 2.5, "noop": 3.0}, "cpu_vs_stock": 1.1},
+        "strategy free": {"floor": run(9.0, 0.2), "noop": run(30.0, 1.0, ok=False), "ratio": None,
+                          "vs_stock": {"floor": 0.9, "noop": 1.5}, "cpu_vs_stock": 1.0}}}
+    rows = report.rows({"figures": {"knobs": kn}})
+    names = [r[0] for r in rows]
+    assert names[0] == "setting stock, N=16: no-op re-run"
+    by = {r[0]: r for r in rows}
+    assert by["setting forks 4, N=16: no-op re-run"][1:4] == ("60.0 s", "25.0 s floor (same setting)", "2.40x")
+    vs = [r for r in rows if r[0].startswith("  vs stock")]
+    assert len(vs) == 2 and vs[0][1] == "3.00x, 2.50x, 1.10x"
+    assert by["setting strategy free, N=16: no-op re-run"][1].startswith("30.0 s (not a no-op: ")

@@ -207,3 +207,39 @@ def test_a_member_that_is_down_makes_the_whole_deployment_need_attention():
     (entry,) = evaluate(_multinode_records()[:1])["multinode"]
     assert entry["verdict"] == "attention"
     assert entry["reasons"] == ["sim-member (member): no status (host unreachable, or not in the run)"]
+
+
+# The revisions cache layout (issue 29): the container's label names the revision it mounts, the plan
+# the revision its name resolves to in the cache now.
+COMMIT_A = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+COMMIT_B = "9e2f6b3d8a153c1a4f0e9b7d2a6c5e8f1b0d4a7c"
+
+
+def _revision_records(serving, desired, last_good):
+    records = _records()
+    seed = records[0]
+    seed["observed"]["deployments"][0]["containers"][0]["revision_key"] = serving
+    seed["observed"]["deployments"][0]["last_good"]["revision_key"] = last_good
+    seed["plan"]["deployments"][0]["revision_key"] = desired
+    return records
+
+
+def test_a_deployment_serving_its_revision_names_it():
+    fleet = evaluate(_revision_records(COMMIT_B, COMMIT_B, COMMIT_B))
+    (qwen,) = _host(fleet, "sim-910b2-seed")["deployments"]
+    assert (qwen["verdict"], qwen["reasons"]) == ("ok", [])
+    assert (qwen["revision_key"], qwen["revision_key_desired"]) == (COMMIT_B, COMMIT_B)
+    assert "deployment **qwen** (Qwen/Qwen3.5-27B @ 9e2f6b3d8a15): ok;" in render_markdown(fleet)
+
+
+def test_a_rolled_back_revision_needs_attention_and_names_both():
+    (qwen,) = _host(evaluate(_revision_records(COMMIT_A, COMMIT_B, COMMIT_A)), "sim-910b2-seed")["deployments"]
+    assert qwen["verdict"] == "attention"
+    assert qwen["reasons"] == [
+        "serves revision 3c1a4f0e9b7d (its last-known-good), while master resolves to 9e2f6b3d8a15 in the cache: a "
+        "rollout is pending or was rolled back (see reports/vllm_compose.md; roll out with playbooks/deploy-qwen.yml)"]
+
+
+def test_the_flat_layout_rows_carry_no_revision():
+    (qwen,) = _host(evaluate(_records()), "sim-910b2-seed")["deployments"]
+    assert "revision_key" not in qwen

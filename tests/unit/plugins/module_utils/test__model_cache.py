@@ -250,14 +250,24 @@ def test_full_verification_repairs_a_corrupt_file(hub, cli, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("rsync") is None, reason="rsync is not installed on this machine")
-def test_rsync_copy_verifies_against_the_source_manifest(hub, cli, tmp_path):
+def test_rsync_copy_verifies_against_the_source_manifest(hub, cli, tmp_path, monkeypatch):
     seed = mc.fetch(params(hub, cli, tmp_path / "seed"), "seed", env())
     copy_params = dict(model=MODEL, revision="v1.0", cache_dir=str(tmp_path / "peer"), source="rsync",
                        source_url=seed["model_dir"], endpoint=hub.url, attempts=1, space_margin=0,
                        progress_interval=1)
+    verifiers = []
+
+    class Recorded(mc.HashAhead):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            verifiers.append(self)
+
+    monkeypatch.setattr(mc, "HashAhead", Recorded)
     copied = mc.fetch(copy_params, "peer", env())
     assert (copied["changed"], copied["action"]) == (True, "copied")
     assert_matches_hub(copied["model_dir"], expected(hub, "v1.0"))
+    # Every byte copied was hashed against the manifest, none twice.
+    assert [v.bytes_read for v in verifiers] == [sum(f["size"] for f in expected(hub, "v1.0").values())]
     assert mc.fetch(copy_params, "peer", env())["changed"] is False
 
     # A corrupt source file never becomes a complete copy.

@@ -391,3 +391,108 @@ def test_report_rows_name_the_commit_each_wanted_model_resolved_to():
         {"model": "Qwen/Qwen3-0.6B", "revision": "v1.0", "key": "content-" + "a" * 40, "commit": None, "change": None}]
     # The flat layout carries no key: no row.
     assert mr.report_rows(wanted, [{"model": MODEL, "revision": "master", "complete": True}]) == []
+
+
+# --------------------------------------------------------------------------- removal after a rollout
+
+COMMIT_C = "0d4a7c9e2f6b3d8a153c1a4f0e9b7d2a6c5e8f1b"
+
+
+def test_prune_plan_protects_what_is_mounted_and_wanted():
+    revs = {MODEL: [{"key": COMMIT_A, "completed_at": 100}, {"key": COMMIT_B, "completed_at": 200},
+                    {"key": COMMIT_C, "completed_at": 300}]}
+    # C is the newest, nothing mounts it: keep 2 keeps the mounted A and the wanted B; C goes.
+    assert mr.prune_plan(revs, {MODEL: {COMMIT_A}}, {MODEL: [COMMIT_B]}, keep=2) == {
+        MODEL: {"kept": [COMMIT_B, COMMIT_A], "removed": [COMMIT_C]}}
+    # keep 3: the newest unprotected stays too.
+    assert mr.prune_plan(revs, {MODEL: {COMMIT_A}}, {MODEL: [COMMIT_B]}, keep=3)[MODEL]["removed"] == []
+    # keep 0: only the protected.
+    assert mr.prune_plan(revs, {}, {MODEL: [COMMIT_C]}, keep=0) == {MODEL: {"kept": [COMMIT_C], "removed": [COMMIT_B, COMMIT_A]}}
+
+
+def deployment_dir(root, name, live=None, last_good=None, previous=None):
+    for rel, key in (("compose.yaml", live), ("last-good/compose.yaml", last_good), ("previous/compose.yaml", previous)):
+        if key:
+            path = root / name / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(LEGACY_COMPOSE.replace(LEGACY_MOUNT, revision_mount(key, str(root.parent / "cache"))))
+
+
+def test_after_a_good_b_a_stays_while_previous_mounts_it_and_goes_after(tmp_path):
+    cache, projects = tmp_path / "cache", tmp_path / "opt"
+    stage_revision(cache, COMMIT_A, COMMIT_A, "master", A_BYTES)
+    stage_revision(cache, COMMIT_B, COMMIT_B, "master", B_BYTES)
+    # B rolled out and passed its gate: live and last-good mount B, previous/ (the rollback target) A.
+    deployment_dir(projects, "qwen", live=COMMIT_B, last_good=COMMIT_B, previous=COMMIT_A)
+    wanted = {MODEL: [COMMIT_B]}
+    out = mr.prune(str(cache), str(projects), wanted, keep=0, timeout=5)
+    assert out == {MODEL: {"kept": [COMMIT_B, COMMIT_A], "removed": [], "legacy_removed": False, "busy": None}}
+    # The next rollout replaced previous/: nothing mounts A any more, so it goes (check mode first).
+    deployment_dir(projects, "qwen", previous=COMMIT_B)
+    would = mr.prune(str(cache), str(projects), wanted, keep=0, timeout=5, check_mode=True)
+    assert would[MODEL]["removed"] == [COMMIT_A]
+    assert os.path.isdir(mr.revision_dir(str(cache), MODEL, COMMIT_A))  # check mode removed nothing
+    assert mr.prune(str(cache), str(projects), wanted, keep=0, timeout=5)[MODEL]["removed"] == [COMMIT_A]
+    assert not os.path.exists(mr.revision_dir(str(cache), MODEL, COMMIT_A))
+    assert mr.revision_completeness(str(cache), MODEL, COMMIT_B, verify="full")["complete"]
+    # A second run has nothing to remove.
+    assert mr.prune(str(cache), str(projects), wanted, keep=0, timeout=5)[MODEL]["removed"] == []
+
+
+def test_keep_holds_an_unmounted_revision(tmp_path):
+    cache, projects = tmp_path / "cache", tmp_path / "opt"
+    stage_revision(cache, COMMIT_A, COMMIT_A, "master", A_BYTES)
+    stage_revision(cache, COMMIT_B, COMMIT_B, "master", B_BYTES)
+    deployment_dir(projects, "qwen", live=COMMIT_B, last_good=COMMIT_B, previous=COMMIT_B)
+    out = mr.prune(str(cache), str(projects), {MODEL: [COMMIT_B]}, keep=2, timeout=5)
+    assert out[MODEL]["removed"] == [] and sorted(out[MODEL]["kept"]) == sorted([COMMIT_A, COMMIT_B])
+
+
+def test_a_busy_model_is_left_for_the_next_run(tmp_path):
+    cache, projects = tmp_path / "cache", tmp_path / "opt"
+    stage_revision(cache, COMMIT_A, COMMIT_A, "master", A_BYTES)
+    stage_revision(cache, COMMIT_B, COMMIT_B, "master", B_BYTES)
+    deployment_dir(projects, "qwen", live=COMMIT_B)
+    import subprocess
+    import sys
+    # Another process (a prefetch) holds the model's lock: fcntl locks are per process.
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.lockf(fd, fcntl.LOCK_EX)\n"
+        "print('locked', flush=True)\n"
+        "time.sleep(30)\n"), str(cache / "revisions" / MODEL / ".lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        out = mr.prune(str(cache), str(projects), {MODEL: [COMMIT_B]}, keep=0, timeout=0)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert out[MODEL]["removed"] == [] and "is locked by another run" in out[MODEL]["busy"]
+    assert os.path.isdir(mr.revision_dir(str(cache), MODEL, COMMIT_A))
+
+
+def test_the_migrated_flat_copy_goes_once_no_compose_file_mounts_it(tmp_path):
+    cache, projects = tmp_path / "cache", tmp_path / "opt"
+    legacy = legacy_copy(cache)
+    mr.migrate(str(cache), MODEL)
+    (projects / "qwen" / "last-good").mkdir(parents=True)
+    (projects / "qwen" / "last-good" / "compose.yaml").write_text(
+        LEGACY_COMPOSE.replace("/var/lib/ascendfleet/modelscope", str(cache)))
+    deployment_dir(projects, "qwen", live=COMMIT_A)
+    assert mr.prune(str(cache), str(projects), {MODEL: [COMMIT_A]}, keep=1, timeout=5)[MODEL]["legacy_removed"] is False
+    assert legacy.is_dir()
+    deployment_dir(projects, "qwen", last_good=COMMIT_A)
+    assert mr.prune(str(cache), str(projects), {MODEL: [COMMIT_A]}, keep=1, timeout=5, check_mode=True)[MODEL][
+        "legacy_removed"] is True
+    assert legacy.is_dir()
+    assert mr.prune(str(cache), str(projects), {MODEL: [COMMIT_A]}, keep=1, timeout=5)[MODEL]["legacy_removed"] is True
+    assert not legacy.exists()
+
+
+def test_compose_texts_reads_live_last_good_and_previous(tmp_path):
+    deployment_dir(tmp_path, "a", live=COMMIT_A, previous=COMMIT_B)
+    deployment_dir(tmp_path, "b", last_good=COMMIT_B)
+    texts = mr.compose_texts(str(tmp_path))
+    assert len(texts) == 3
+    assert mr.compose_texts(str(tmp_path / "missing")) == []

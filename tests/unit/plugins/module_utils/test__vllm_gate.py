@@ -391,8 +391,8 @@ def test_port_of_a_deployment_being_removed_is_free_for_the_renamed_one():
 # --------------------------------------------------------------------------- last-known-good model
 
 def _completeness(answers):
-    def ask(model, revision):
-        return answers[(model, revision)]
+    def ask(model, revision, key):
+        return answers[(model, key or revision)]
     return ask
 
 
@@ -418,8 +418,67 @@ def test_a_complete_or_same_or_unrecorded_last_known_good_passes():
                  "c": {"image": "quay.io/ascend/vllm-ascend:v0.17.0rc1"}}  # a record written before model was kept
     asked = []
 
-    def ask(model, revision):
-        asked.append((model, revision))
+    def ask(model, revision, key):
+        asked.append((model, revision, key))
         return {"complete": True, "reasons": []}
     assert gate.last_good_problems("h", planned, last_good, ask) == []
-    assert asked == [("Qwen/Qwen3.5-27B", "master")]
+    assert asked == [("Qwen/Qwen3.5-27B", "master", None)]
+
+
+# The revisions cache layout (issue 29): last-known-good names the revision directory it mounts.
+COMMIT_A = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+COMMIT_B = "9e2f6b3d8a153c1a4f0e9b7d2a6c5e8f1b0d4a7c"
+A_BYTES = {"config.json": b'{"model_type": "qwen3_5"}\n', "model-00001-of-00002.safetensors": b"\x01" * 4096,
+           "model-00002-of-00002.safetensors": b"\x02" * 2048}
+B_BYTES = dict(A_BYTES, **{"model-00002-of-00002.safetensors": b"\x03" * 3000})
+
+
+def _revision(cache, key, contents):
+    """A complete revision directory, written as the prefetch writes it (staging, finish)."""
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _model_revisions as mr
+    import hashlib
+    files = [{"path": p, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()} for p, b in sorted(contents.items())]
+    staging = cache / "revisions" / "Qwen" / "Qwen3.5-27B" / (".staging-" + key)
+    for path, data in contents.items():
+        (staging / path).parent.mkdir(parents=True, exist_ok=True)
+        (staging / path).write_bytes(data)
+    mr.finish(str(staging), mr.revision_dir(str(cache), "Qwen/Qwen3.5-27B", key), "Qwen/Qwen3.5-27B", key, key,
+              ["master"], files, "http://hub")
+    mr.record_ref(str(cache), "Qwen/Qwen3.5-27B", "master", key, key, "2026-12-05T02:00:00Z")
+
+
+def _revision_completeness(cache):
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
+    from ansible_collections.ascendfleet.llm.plugins.module_utils import _model_revisions as mr
+
+    def ask(model, revision, key):
+        return mr.revision_completeness(str(cache), model, key) if key else facts.model_completeness(str(cache), model, revision)
+    return ask
+
+
+def test_a_moved_branch_does_not_deadlock_on_its_last_known_good_revision(tmp_path):
+    """Issue 29's deadlock: master moved A -> B; last-known-good serves A. In the revisions layout B
+    is fetched beside A, A's directory stays complete, so the change to B is not refused."""
+    _revision(tmp_path, COMMIT_A, A_BYTES)
+    _revision(tmp_path, COMMIT_B, B_BYTES)
+    planned = [{"name": "qwen", "model": "Qwen/Qwen3.5-27B", "revision": "master", "revision_key": COMMIT_B}]
+    last_good = {"qwen": {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "revision": "master", "revision_key": COMMIT_A}}
+    assert gate.last_good_problems("npu-a01", planned, last_good, _revision_completeness(tmp_path)) == []
+
+
+def test_a_last_known_good_revision_that_is_gone_refuses_the_change_naming_its_directory(tmp_path):
+    _revision(tmp_path, COMMIT_B, B_BYTES)
+    planned = [{"name": "qwen", "model": "Qwen/Qwen3.5-27B", "revision": "master", "revision_key": COMMIT_B}]
+    last_good = {"qwen": {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "revision": "master", "revision_key": COMMIT_A}}
+    assert gate.last_good_problems("npu-a01", planned, last_good, _revision_completeness(tmp_path)) == [
+        "npu-a01: deployment qwen: model: its last-known-good serves Qwen/Qwen3.5-27B (revision master, directory "
+        "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15), which is not complete in the cache (no completion marker), so a "
+        "failed change could not roll back. Fix: fetch it again before the change: ansible-playbook "
+        "playbooks/prefetch.yml --limit npu-a01 -e '{\"model_prefetch_models\": [{\"model\": \"Qwen/Qwen3.5-27B\", "
+        "\"revision\": \"3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15\"}]}'; nothing was changed"]
+
+
+def test_a_last_known_good_on_the_planned_revision_is_left_to_the_planner(tmp_path):
+    planned = [{"name": "qwen", "model": "Qwen/Qwen3.5-27B", "revision": "master", "revision_key": COMMIT_B}]
+    last_good = {"qwen": {"name": "qwen", "model": "Qwen/Qwen3.5-27B", "revision": "master", "revision_key": COMMIT_B}}
+    assert gate.last_good_problems("npu-a01", planned, last_good, _revision_completeness(tmp_path)) == []

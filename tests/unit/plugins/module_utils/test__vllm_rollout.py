@@ -216,3 +216,44 @@ def test_a_restore_that_fails_says_so_whatever_step_failed():
     assert early["reason"].endswith("; rollback to last-known-good failed too: Read the last-known-good state of qwen: "
                                     "file not found")
     assert sm.step(failed, sm.FAILED, reason="no state.json")["reason"].endswith("; no state.json")
+
+
+# --------------------------------------------------------------------------- revisions cache layout (issue 29)
+
+COMMIT_A = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+COMMIT_B = "9e2f6b3d8a153c1a4f0e9b7d2a6c5e8f1b0d4a7c"
+DEP_B = dict(DEP, revision_key=COMMIT_B, mount_source="/var/lib/ascendfleet/modelscope/revisions/Qwen/Qwen3-8B/" + COMMIT_B)
+LKG_A = dict(LKG, revision_key=COMMIT_A)
+
+
+def test_the_record_names_the_revision_it_serves():
+    assert sm.record_state(DEP_B, [4, 5]) == {
+        "name": "qwen", "model": "Qwen/Qwen3-8B", "revision": "master", "image": "quay.io/ascend/vllm-ascend:v0.18.0rc1",
+        "device_ids": [4, 5], "port": 8000, "served_model_name": "Qwen3-8B", "model_root": "/models/Qwen/Qwen3-8B",
+        "revision_key": COMMIT_B}
+    assert "revision_key" not in sm.record_state(DEP, [4, 5])  # the flat layout records as before
+
+
+def test_a_moved_branch_deployed_says_old_to_new():
+    r = sm.step(rendered(True, SHA_NEW, SHA_OLD), [sm.STARTED, sm.GATED], fresh=True)
+    r = sm.step(r, sm.RECORDED, replaced=LKG_A)
+    entry = sm.result(r, DEP_B, "10.0.0.5")
+    assert (entry["status"], entry["revision_key"], entry["revision_change"]) == (
+        "deployed", COMMIT_B, "revision master: 3c1a4f0e9b7d -> 9e2f6b3d8a15")
+
+
+def test_no_change_line_without_a_move():
+    r = sm.step(rendered(True, SHA_NEW, SHA_OLD), [sm.STARTED, sm.GATED], fresh=True)
+    # The image changed, the revision did not; a first record replaces nothing; a flat record names no key.
+    for replaced in (dict(LKG, revision_key=COMMIT_B), None, LKG):
+        entry = sm.result(sm.step(r, sm.RECORDED, replaced=replaced), DEP_B, "10.0.0.5")
+        assert entry["revision_key"] == COMMIT_B and "revision_change" not in entry
+
+
+def test_a_rolled_back_revision_names_the_old_one():
+    r = sm.step(rendered(True, SHA_NEW, SHA_OLD), sm.STARTED, fresh=True)
+    r = sm.step(r, sm.FAILED, reason="the stand-in refused revision 9e2f6b3d8a15")
+    r = sm.step(r, [sm.RESTORING, sm.RESTORED], restore_from="last-good", state=LKG_A, changed=True)
+    entry = sm.result(r, DEP_B, "10.0.0.5")
+    assert (entry["status"], entry["revision_key"]) == ("rolled back", COMMIT_A)
+    assert "revision_change" not in entry

@@ -173,3 +173,14 @@ def test_chip_rows_unhealthy_and_used_without_process():
     rows = chip_rows(chips, {})
     assert [r["state"] for r in rows] == ["unhealthy", "used", "idle"]
     assert rows[2]["hbm_used_pct"] == 2.3
+
+
+def test_the_revision_label_names_the_directory_a_container_mounts():
+    # The recorded inspect output with the label vllm_compose adds in the revisions cache layout.
+    import json
+    data = json.loads((FIX / "docker-inspect-20.10.24-compose-running.json").read_text())
+    now = datetime.datetime(2026, 11, 30, 17, 4, 49, 76660, tzinfo=UTC)
+    assert "revision_key" not in parse_containers(json.dumps(data), now)["operator-fixture-qwen"][0]
+    data[0]["Config"]["Labels"]["io.ascendfleet.llm.revision_key"] = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"
+    (container,) = parse_containers(json.dumps(data), now)["operator-fixture-qwen"]
+    assert container["revision_key"] == "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15"

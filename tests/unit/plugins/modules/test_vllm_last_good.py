@@ -95,3 +95,18 @@ def test_no_compose_file_fails_naming_the_directory(run_module, tmp_path):
     assert out["msg"].startswith("cannot record last-known-good in %s: cannot read %s/compose.yaml" % (
         tmp_path / "gone", tmp_path / "gone"))
     assert not (tmp_path / "gone").exists()
+
+
+def test_the_record_returns_the_state_it_replaced(run_module, project):
+    # The fleet summary's "revision master: <old> -> <new>" reads the revision the deployment served before.
+    failed, out = run_module(vllm_last_good.main, {"path": str(project), "state": STATE})
+    assert not failed and out["replaced"] is None
+    key_a, key_b = "3c1a4f0e9b7d2a6c5e8f1b0d4a7c9e2f6b3d8a15", "9e2f6b3d8a153c1a4f0e9b7d2a6c5e8f1b0d4a7c"
+    run_module(vllm_last_good.main, {"path": str(project), "state": dict(STATE, revision_key=key_a)})
+    failed, out = run_module(vllm_last_good.main, {"path": str(project), "state": dict(STATE, revision_key=key_b),
+                                                   "keep_previous": True})
+    assert not failed and out["replaced"] == dict(STATE, revision_key=key_a)
+    assert json.loads(read(project / "previous" / "state.json"))["revision_key"] == key_a
+    (project / "last-good" / "state.json").write_bytes(b"{not json")
+    failed, out = run_module(vllm_last_good.main, {"path": str(project), "state": STATE})
+    assert not failed and out["replaced"] is None

@@ -41,3 +41,19 @@ def test_a_malformed_model_id_is_refused_before_the_cache_is_read(run_module, tm
                              "'Owner/Name' as on modelscope.cn (letters, digits, '-', '_', '.'; each part starting "
                              "with a letter or digit, no '..'; exactly one '/'), e.g. 'Qwen/Qwen3.5-27B'"
                              % ({"model": model, "revision": "master", "include": None, "exclude": None},))
+
+
+def test_the_revisions_layout_names_the_directory_to_mount(run_module, tmp_path):
+    from ..module_utils.test__vllm_deploy_revisions import A_BYTES, COMMIT_A, QWEN, fetched
+
+    fetched(tmp_path, COMMIT_A, A_BYTES)
+    failed, result = run_module(vllm_model_info.main, {
+        "cache_dir": str(tmp_path), "layout": "revisions",
+        "models": [{"model": QWEN, "revision": "master"}, {"model": "Qwen/Qwen3.5-27B", "revision": "master"}]})
+    assert not failed
+    qwen = result["models"][QWEN]
+    assert (qwen["prefetched"], qwen["key"], qwen["mount_source"]) == (
+        True, COMMIT_A, "%s/revisions/%s/%s" % (tmp_path, QWEN, COMMIT_A))
+    other = result["models"]["Qwen/Qwen3.5-27B"]
+    assert (other["prefetched"], other["key"], other["reason"]) == (
+        False, None, "revision 'master' was never fetched into the revision cache")
