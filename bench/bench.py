@@ -662,10 +662,12 @@ class Bench:
             shutil.rmtree(cache, ignore_errors=True)
         stock = figs["settings"].get("stock") or {}
         for entry in figs["settings"].values():
-            entry["vs_stock"] = {key: metrics.ratio((entry.get(key) or {}).get("wall_s"), (stock.get(key) or {}).get("wall_s"))
+            # Only runs that did their work compare (a failed run is short, not fast).
+            done = {key: (entry.get(key) or {}).get("noop_ok") and (stock.get(key) or {}).get("noop_ok") for key in ("floor", "noop")}
+            entry["vs_stock"] = {key: metrics.ratio(entry[key]["wall_s"], stock[key]["wall_s"]) if done[key] else None
                                  for key in ("floor", "noop")}
-            entry["cpu_vs_stock"] = metrics.ratio((entry.get("noop") or {}).get("cpu_s_per_host"),
-                                                  (stock.get("noop") or {}).get("cpu_s_per_host"))
+            entry["cpu_vs_stock"] = (metrics.ratio(entry["noop"]["cpu_s_per_host"], stock["noop"]["cpu_s_per_host"])
+                                     if done["noop"] else None)
 
     def address(self, host):
         """A sim host's address on the bench network."""

@@ -587,7 +587,7 @@ down at the end.
 - **Forks**: `forks = 20`, above the largest simulated fleet, so no batch waits for a fork.
 - **Strategy, forks, fact cache**: the opt-in `knobs` section (`BENCH_SECTIONS=knobs`) runs the
   floor and the no-op re-run per setting against the stock `ansible.cfg`; its last figures and what
-  they mean for a large fleet are in [real-fleet.md](real-fleet.md#running-it-from-awx-or-automation-controller).
+  they mean for a large fleet are in [real-fleet.md](real-fleet.md#8-large-fleets-forks-slicing-awx-and-automation-controller).
   The deploy play stays `serial` and health-gated per batch whatever the strategy.
 - **Mitogen**: mitogen 0.3.54 (PyPI, current) is maintained and loads on ansible-core 2.19.14 (its
   `ansible_mitogen/loaders.py` has a minimum version, no maximum). It needs

@@ -374,13 +374,19 @@ def sha256_bytes(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path, chunk=HASH_CHUNK):
+def sha256_file(path, chunk=HASH_CHUNK, stop=None, counted=None):
+    """sha256 of ``path``, read in ``chunk`` pieces. ``stop``: a threading.Event; once it is set
+    the read is abandoned and None returned. ``counted``: called with each piece's length."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while True:
+            if stop is not None and stop.is_set():
+                return None
             piece = handle.read(chunk)
             if not piece:
                 break
+            if counted is not None:
+                counted(len(piece))
             digest.update(piece)
     return digest.hexdigest()
 

@@ -13,15 +13,14 @@ from __future__ import annotations
 import glob
 import json
 import os
-import hashlib
 import re
 import subprocess
 import threading
 import time
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
-    HASH_CHUNK, ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
-    state_paths, verify_entries)
+    ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
+    sha256_file, state_paths, verify_entries)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, file_size, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _model_revisions as revs
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
@@ -100,20 +99,13 @@ class HashAhead:
 
     def _sha256(self, path, stop=None):
         """sha256 of ``path`` (None when ``stop`` was set meanwhile or it cannot be read)."""
-        digest = hashlib.sha256()
         try:
-            with open(path, "rb") as handle:
-                while True:
-                    if stop is not None and stop.is_set():
-                        return None
-                    piece = handle.read(HASH_CHUNK)
-                    if not piece:
-                        break
-                    self.bytes_read += len(piece)
-                    digest.update(piece)
+            return sha256_file(path, stop=stop, counted=self._count)
         except (IOError, OSError):
             return None
-        return digest.hexdigest()
+
+    def _count(self, length):
+        self.bytes_read += length
 
     def observed(self):
         """{path: (size or None, sha256 or None)} of every file now, as ``verify_entries`` reads

@@ -48,6 +48,7 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, mount_point, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
     LockBusy, ModelLock, ModelPrefetchError, mount_device, space_error, space_shortfall)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_last_good import COMPOSE, LAST_GOOD, PREVIOUS
 
 REVISIONS = "revisions"
 REFS = "refs.json"
@@ -551,7 +552,8 @@ def remove_revisions(cache_dir, model, keys):
     return removed
 
 
-COMPOSE_FILES = ("compose.yaml", "last-good/compose.yaml", "previous/compose.yaml")
+# A deployment directory's live, last-good and previous compose files (the layout _vllm_last_good writes).
+COMPOSE_FILES = (COMPOSE, os.path.join(LAST_GOOD, COMPOSE), os.path.join(PREVIOUS, COMPOSE))
 
 
 def compose_texts(project_root):
