@@ -26,19 +26,22 @@ def _get(hostvars, host, name):
 def fleet_noop_hosts(hosts, hostvars, multinode=None, gateways=None, reasons=False):
     """Of ``hosts`` (in their order), those every role found nothing to do on (_fleet_noop.decide),
     from the facts the deploy playbook's decision play set: ascendfleet_npu (npu_verify),
-    __model_prefetch_noop (model_prefetch's decide.yml) and __vllm_compose_noop with
-    __vllm_compose_planned (vllm_compose's plan_host.yml). With ``reasons``: decide's whole answer."""
+    __model_prefetch_noop (model_prefetch's decide.yml) and __vllm_compose_noop, __vllm_compose_plan's
+    warnings and __vllm_compose_orphans with __vllm_compose_planned (vllm_compose's decide.yml). With ``reasons``: decide's whole answer."""
     multinode, gateways = set(multinode or []), set(gateways or [])
     records = []
     for host in hosts or []:
         npu = _get(hostvars, host, "ascendfleet_npu")
         prefetch = _get(hostvars, host, "__model_prefetch_noop")
         planned = _get(hostvars, host, "__vllm_compose_planned")
+        plan = _get(hostvars, host, "__vllm_compose_plan") if planned is True else None
         records.append({
             "host": host,
             "verdict": npu.get("verdict") if isinstance(npu, Mapping) else None,
             "prefetch": dict(prefetch) if isinstance(prefetch, Mapping) else {},
             "noop": _get(hostvars, host, "__vllm_compose_noop") if planned is True else None,
+            "warnings": list((plan or {}).get("warnings") or []) + list(_get(hostvars, host, "__vllm_compose_orphans") or [])
+            if planned is True else [],
             "multinode": host in multinode,
             "gateway": host in gateways,
         })

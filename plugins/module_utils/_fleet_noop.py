@@ -16,6 +16,8 @@ is the judge; this only combines them, conservatively - any doubt keeps the host
 - vllm_compose: the plan judged every deployment unchanged (``_vllm_noop.judge``: cards, image,
   files, the live compose file last-known-good's, one container running as written, the API key
   line), with no refusal and no absent deployment to remove;
+- nothing to warn about: no orphan deployment on the host, no risky setting in the plan (the plan
+  play shows those warnings);
 - not a member of a multi-node deployment (rolled out as one unit by its own play) and not a
   gateway host (the gateway play changes it).
 """
@@ -48,6 +50,7 @@ def decide(records):
         {host, verdict: npu_verify's verdict (pass/warn/fail or None when not judged),
          prefetch: {shared: bool, missing: [...], domain: str, fanout: bool},
          noop: vllm_compose's plan verdict (``_vllm_noop.judge``: {unchanged, ...}) or None when not planned,
+         warnings: the plan's warnings and orphan deployments (the plan play shows them),
          multinode: bool, gateway: bool}
 
     Returns {noop: [host, ...] in play order, reasons: {host: [why it runs the full path]}}."""
@@ -71,6 +74,8 @@ def decide(records):
                 list(plan.get("reasons") or []) + ["%s: %s" % (d.get("name"), ", ".join(d.get("reasons") or []))
                                                    for d in plan.get("deployments") or [] if not d.get("unchanged")])
                 or "changes")
+        if rec.get("warnings"):
+            reasons.append("vllm_compose: warnings to show (%d)" % len(rec["warnings"]))
         if reasons:
             why[rec["host"]] = reasons
         else:

@@ -34,6 +34,7 @@ def test_each_difference_sends_the_host_through_the_full_path():
         "plan-changes": record("plan-changes", noop=changed),
         "plan-refused": record("plan-refused", noop={"unchanged": False, "reasons": ["pre-flight refusals"], "deployments": []}),
         "member": record("member", multinode=True),
+        "orphan-to-warn-about": record("orphan-to-warn-about", warnings=[{"name": "old", "host": "orphan-to-warn-about"}]),
         "gateway": record("gateway", gateway=True),
     }
     out = decide(list(cases.values()) + [record("ok")])
@@ -46,6 +47,7 @@ def test_each_difference_sends_the_host_through_the_full_path():
         "a run stopped before its gate, or skipped it)"]
     assert out["reasons"]["plan-refused"] == ["vllm_compose: pre-flight refusals"]
     assert out["reasons"]["member"] == ["member of a multi-node deployment"]
+    assert out["reasons"]["orphan-to-warn-about"] == ["vllm_compose: warnings to show (1)"]
 
 
 def test_a_host_missing_a_model_keeps_its_whole_fan_out_domain_in_the_full_path():
