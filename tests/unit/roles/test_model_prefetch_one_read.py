@@ -6,13 +6,10 @@ Real ansible-playbook on this machine (connection local), one inventory host per
 kept in ascendfleet_host is marked by a sentinel missing model, and what the inspection used is read
 back from the fan-out record it writes (__model_prefetch_self.missing)."""
 import json
-import os
-import pathlib
-import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-ANSIBLE_PLAYBOOK = pathlib.Path(sys.executable).parent / "ansible-playbook"
+from .playbook_run import one_read_play, run_playbook
+
 SENTINEL = {"model": "Sentinel/Answered-By-The-One-Read", "revision": "master", "include": [], "exclude": []}
 CASES = {
     "same": {},
@@ -22,16 +19,7 @@ CASES = {
     "no-read-this-run": {"case_fact": {}},
     "read-failed": {"case_answer": {"error": "Qwen/Qwen3-8B: cannot read the cache (boom)", "model": "Qwen/Qwen3-8B"}},
 }
-PLAY = """
-- name: The one read of the verify play, as judge.yml keeps it
-  hosts: all
-  gather_facts: false
-  tasks:
-    - name: Take model_prefetch's variables
-      ansible.builtin.import_role:
-        name: ascendfleet.llm.model_prefetch
-        tasks_from: read_args
-    - name: Keep the answer with its question
+PLAY = one_read_play(["model_prefetch"]) + """    - name: Keep the answer with its question
       ansible.builtin.set_fact:
         ascendfleet_host: >-
           {{ case_fact if case_fact is defined else
@@ -62,15 +50,9 @@ def test_the_inspection_takes_the_one_read_only_for_its_own_question(tmp_path):
               "ascendfleet_cache_dir": str(tmp_path / "cache"), "model_prefetch_venv": str(tmp_path / "venv"),
               # The hub the revisions layout asks (resolve always): nothing listens there, its answer is an error.
               "model_prefetch_endpoint": "http://127.0.0.1:9"}
-    (tmp_path / "inventory.json").write_text(json.dumps({"all": {"vars": common, "hosts": hosts}}))
     out = tmp_path / "out"
     out.mkdir()
-    play = tmp_path / "play.yml"
-    play.write_text(PLAY % {"sentinel": json.dumps(SENTINEL), "out": out})
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"))
-    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-i", str(tmp_path / "inventory.json"), str(play)],
-                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    proc = run_playbook(tmp_path, {"all": {"vars": common, "hosts": hosts}}, PLAY % {"sentinel": json.dumps(SENTINEL), "out": out})
     used = dict((case, json.loads((out / (case + ".json")).read_text())) for case in CASES
                 if (out / (case + ".json")).exists())
     # Only the host whose read asked the inspection's own question is answered by it; the others

@@ -9,13 +9,10 @@ vllm_compose's read_args; judge.yml's shape), with an answer marked by a sentine
 thing of the case is made different. The second play is the plan of deploy_qwen.yml; what the plan
 used is read back from __vllm_compose_host."""
 import json
-import os
-import pathlib
-import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[4]
-ANSIBLE_PLAYBOOK = pathlib.Path(sys.executable).parent / "ansible-playbook"
+from ..playbook_run import one_read_play, run_playbook
+
 SENTINEL = "answered by the one read of this run"
 CHIPS = [{"device_id": i, "health": "OK"} for i in range(8)]
 CASES = {
@@ -32,16 +29,7 @@ CASES = {
     "read-failed": ({"case_answer": {"error": "reading what runs on the host failed: boom"}}, []),
     "api-key-set-since": ({"case_api_key_set": True}, []),
 }
-PLAY = """
-- name: The one read of the verify play, as judge.yml keeps it
-  hosts: all
-  gather_facts: false
-  tasks:
-    - name: Take vllm_compose's variables
-      ansible.builtin.import_role:
-        name: ascendfleet.llm.vllm_compose
-        tasks_from: read_args
-    - name: Keep the answer with its question
+PLAY = one_read_play(["vllm_compose"]) + """    - name: Keep the answer with its question
       ansible.builtin.set_fact:
         ascendfleet_npu: {family: 910B, chips: %(chips)s, healthy_device_ids: [0, 1, 2, 3, 4, 5, 6, 7],
                           unhealthy_device_ids: "{{ case_unhealthy | default([]) }}"}
@@ -87,20 +75,10 @@ def test_the_plan_takes_the_one_read_only_for_its_own_question_on_an_unchanged_h
     for case, hv in hosts.items():
         hv.setdefault("case_api_key_set", True)
     hosts["api-key-set-since"]["case_api_key_set"] = False
-    inventory = {"all": {"vars": common, "hosts": hosts, "children": groups}}
-    (tmp_path / "inventory.json").write_text(json.dumps(inventory))
     out = tmp_path / "out"
     out.mkdir()
-    play = tmp_path / "play.yml"
-    play.write_text(PLAY % {"chips": json.dumps(CHIPS), "sentinel": SENTINEL, "out": out})
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "docker").write_text("#!/bin/sh\nexit 0\n")
-    (bindir / "docker").chmod(0o755)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), PATH="%s:%s" % (bindir, os.environ["PATH"]))
-    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-i", str(tmp_path / "inventory.json"), str(play)],
-                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    proc = run_playbook(tmp_path, {"all": {"vars": common, "hosts": hosts, "children": groups}},
+                        PLAY % {"chips": json.dumps(CHIPS), "sentinel": SENTINEL, "out": out}, fake_docker=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     used = dict((case, json.loads((out / (case + ".json")).read_text())) for case in CASES)
     # Only the host whose read asked the plan's own question, with nothing changed since, is

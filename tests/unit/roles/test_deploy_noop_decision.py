@@ -6,15 +6,12 @@ and must not join the group ascendfleet_noop: the decision names why (filter fle
 reasons), and a host whose cache is not complete is not even planned. The no-op side (a host that
 is left out of every later play) is measured on the sim fleet by the bench's noop section."""
 import json
-import os
-import pathlib
-import subprocess
 import sys
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-ANSIBLE_PLAYBOOK = pathlib.Path(sys.executable).parent / "ansible-playbook"
+from .playbook_run import ROOT, one_read_play, run_playbook
+
 MODEL = "Qwen/Qwen3.5-27B"
 CHIPS = [{"device_id": i, "health": "OK"} for i in range(8)]
 RUNNING = {"cards": [0, 1], "cards_changed": False, "image_id": "sha256:aa", "last_good_mode": "0755",
@@ -34,20 +31,7 @@ CASES = {
     "multinode-member": ({}, ["ascendfleet_multinode_members"], "member of a multi-node deployment"),
     "gateway-host": ({}, ["ascendfleet_gateways"], "gateway host"),
 }
-FIRST = """
-- name: The one read of the verify play, as judge.yml keeps it
-  hosts: all
-  gather_facts: false
-  tasks:
-    - name: Take model_prefetch's variables
-      ansible.builtin.import_role:
-        name: ascendfleet.llm.model_prefetch
-        tasks_from: read_args
-    - name: Take vllm_compose's variables
-      ansible.builtin.import_role:
-        name: ascendfleet.llm.vllm_compose
-        tasks_from: read_args
-    - name: Keep the answers with their questions
+FIRST = one_read_play(["model_prefetch", "vllm_compose"]) + """    - name: Keep the answers with their questions
       ansible.builtin.set_fact:
         ascendfleet_npu: {family: 910B, chips: %(chips)s, healthy_device_ids: [0, 1, 2, 3, 4, 5, 6, 7],
                           unhealthy_device_ids: [], verdict: "{{ case_verdict | default('pass') }}"}
@@ -100,21 +84,11 @@ def test_a_host_that_differs_in_anything_a_role_checks_is_not_a_no_op(tmp_path):
               # Each case on its own (a host missing a model keeps its whole fan-out domain in the full
               # path: proven in tests/unit/plugins/module_utils/test__fleet_noop.py).
               "model_prefetch_fanout": False}
-    (tmp_path / "inventory.json").write_text(json.dumps({"all": {"vars": common, "hosts": hosts,
-                                                                 "children": dict(groups, ascend_servers={"hosts": dict.fromkeys(hosts, {})})}}))
     out = tmp_path / "out"
     out.mkdir()
-    play = tmp_path / "play.yml"
-    play.write_text(FIRST % {"chips": json.dumps(CHIPS), "running": json.dumps(RUNNING)}
-                    + yaml.safe_dump(decision_play(), sort_keys=False) + LAST % {"out": out})
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "docker").write_text("#!/bin/sh\nexit 0\n")
-    (bindir / "docker").chmod(0o755)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), PATH="%s:%s" % (bindir, os.environ["PATH"]))
-    proc = subprocess.run([str(ANSIBLE_PLAYBOOK), "-i", str(tmp_path / "inventory.json"), str(play)],
-                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    inventory = {"all": {"vars": common, "hosts": hosts, "children": dict(groups, ascend_servers={"hosts": dict.fromkeys(hosts, {})})}}
+    proc = run_playbook(tmp_path, inventory, FIRST % {"chips": json.dumps(CHIPS), "running": json.dumps(RUNNING)}
+                        + yaml.safe_dump(decision_play(), sort_keys=False) + LAST % {"out": out}, fake_docker=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
     got = json.loads((out / "decision.json").read_text())
     assert got["noop"] == [] and got["decision"]["noop"] == [], got
