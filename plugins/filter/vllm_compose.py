@@ -4,14 +4,16 @@
 # or, at your option, GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt).
 """Filter resolving and validating a host's vLLM deployments (role vllm_compose).
 
-Documentation: vllm_compose_plan.yml, vllm_compose_noop.yml, vllm_compose_pull_failure.yml and
-vllm_compose_roll_forward.yml beside this file.
+Documentation: vllm_compose_plan.yml, vllm_compose_noop.yml, vllm_compose_pull_failure.yml,
+vllm_compose_roll_forward.yml and vllm_compose_host_question.yml beside this file.
 """
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _vllm_cli
+from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import fleet_fact
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_read import question
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_noop import judge
 from ansible_collections.ascendfleet.llm.plugins.module_utils._roll_forward import report, rolls
 from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import (
@@ -42,6 +44,23 @@ def vllm_compose_plan(deployments, host="host", family=None, healthy_device_ids=
         )
     except (DeployError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("vllm_compose_plan: %s" % exc)
+
+
+def vllm_compose_host_question(deployments, host=None, families=None, **plan_args):
+    """What vllm_host_info reads of the planned deployments (_host_read.question). With ``host``:
+    ``deployments`` are the inventory's, planned here for each chip family (``families``, default
+    every family the collection knows) as vllm_compose_plan plans them (``plan_args``: its defaults,
+    image, drain_timeout), without the chips and the cache - the read asked before the plan; the
+    plan compares it with the question of its own plan and reads again when they differ."""
+    if host is None:
+        return question(list(deployments or []))
+    out = {}
+    for family in families if families is not None else fleet_fact("families"):
+        try:
+            out[family] = question(vllm_compose_plan(deployments, host, family=family, **plan_args)["deployments"])
+        except AnsibleFilterError:
+            continue  # No question for that family: the plan reads the host itself (and names the error).
+    return out
 
 
 def vllm_compose_noop(planned, host_states, rendered=None, api_key_set=False, service="vllm-ascend", host="host",
@@ -82,4 +101,5 @@ class FilterModule(object):
     def filters(self):
         return {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_noop": vllm_compose_noop,
                 "vllm_compose_pull_failure": vllm_compose_pull_failure,
-                "vllm_compose_roll_forward": vllm_compose_roll_forward}
+                "vllm_compose_roll_forward": vllm_compose_roll_forward,
+                "vllm_compose_host_question": vllm_compose_host_question}

@@ -152,77 +152,18 @@ cli_version:
   sample: 1.40.2
 """
 
-import glob
-import os
-import re
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascendfleet.llm.plugins.module_utils._vllm_deploy import model_state
-from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache, hub_resolution
-from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import resolved
-from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError, models_option
-
-
-def installed_version(venv):
-    """Version of the ``modelscope`` dist in ``venv`` (dist-info name), without running it."""
-    if not venv or not os.access(os.path.join(venv, "bin", "modelscope"), os.X_OK):
-        return None
-    for path in glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "modelscope-*.dist-info")):
-        match = re.fullmatch(r"modelscope-([^-]+)\.dist-info", os.path.basename(path))
-        if match:
-            return match.group(1)
-    return None
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_read import MODEL_CACHE_ARGS, CacheReadError, cache_info
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            cache_dir=dict(type="path", required=True),
-            models=models_option(),
-            verify=dict(type="str", choices=["quick", "full"], default="quick"),
-            venv=dict(type="path"),
-            deployment_states=dict(type="bool", default=False),
-            layout=dict(type="str", choices=["flat", "revisions"], default="flat"),
-            resolve=dict(type="str", choices=["missing", "always"], default="missing"),
-            endpoint=dict(type="str", default="https://www.modelscope.cn"),
-            token=dict(type="str", no_log=True),
-        ),
-        supports_check_mode=True,
-    )
-    out = []
-    revisions = module.params["layout"] == "revisions"
-    for item in module.params["models"]:
-        try:
-            cache = ModelCache(module.params["cache_dir"], item["model"], item["revision"],
-                               item["include"], item["exclude"])
-            if revisions and module.params["resolve"] == "always":
-                state = hub_resolution(module.params["cache_dir"], item["model"], item["revision"],
-                                       item["include"] or [], item["exclude"] or [], module.params["endpoint"],
-                                       module.params["token"], module.params["verify"])
-                if state["complete"] and not state["current"]:
-                    state.update(complete=False, reasons=["%s now resolves to %s on the hub, not recorded here yet"
-                                                          % (item["revision"], state["key"])])
-                out.append(state)
-            elif revisions:
-                out.append(resolved(module.params["cache_dir"], item["model"], item["revision"],
-                                    module.params["verify"], item["include"] or [], item["exclude"] or []))
-            else:
-                out.append(cache.inspect(module.params["verify"]))
-        except ModelCacheError as exc:
-            module.fail_json(msg=str(exc), model=item["model"])
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="%s: cannot read the cache (%s)" % (item["model"], exc))
-    missing = [dict(item, include=item["include"] or [], exclude=item["exclude"] or [])
-               for item, state in zip(module.params["models"], out) if not state["complete"]]
-    extra = {}
-    if module.params["deployment_states"]:
-        extra["states"] = dict(("%s@%s" % (item["model"], item["revision"]),
-                                model_state(module.params["cache_dir"], item["model"], item["revision"],
-                                            layout=module.params["layout"]))
-                               for item in module.params["models"])
-    module.exit_json(changed=False, models=out, missing=missing,
-                     cli_version=installed_version(module.params["venv"]), **extra)
+    module = AnsibleModule(argument_spec=MODEL_CACHE_ARGS, supports_check_mode=True)
+    try:
+        result = cache_info(module.params)
+    except CacheReadError as exc:
+        module.fail_json(msg=str(exc), model=exc.model)
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":

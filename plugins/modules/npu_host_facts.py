@@ -137,11 +137,144 @@ options:
     description: Path of C(hccn_tool).
     type: path
     default: /usr/local/Ascend/driver/tools/hccn_tool
+  model_cache:
+    description:
+      - Also read the model cache as M(ascendfleet.llm.model_cache_info) does with these options
+        (the same read, the same code), returned in RV(model_cache). The deploy playbook asks
+        it here for model_prefetch, so that each host is read once per run (issue 30).
+      - Unset to skip.
+    type: dict
+    suboptions:
+      cache_dir:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:cache_dir).
+        type: path
+        required: true
+      models:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:models).
+        type: list
+        elements: dict
+        default: []
+        suboptions:
+          model:
+            description: As in O(models).
+            type: str
+            required: true
+          revision:
+            description: As in O(models).
+            type: str
+            default: master
+          include:
+            description: As in O(models).
+            type: list
+            elements: str
+          exclude:
+            description: As in O(models).
+            type: list
+            elements: str
+      verify:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:verify).
+        type: str
+        choices: [quick, full]
+        default: quick
+      venv:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:venv).
+        type: path
+      deployment_states:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:deployment_states).
+        type: bool
+        default: false
+      layout:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:layout).
+        type: str
+        choices: [flat, revisions]
+        default: flat
+      resolve:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:resolve).
+        type: str
+        choices: [missing, always]
+        default: missing
+      endpoint:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:endpoint).
+        type: str
+        default: https://www.modelscope.cn
+      token:
+        description: As M(ascendfleet.llm.model_cache_info)'s O(ascendfleet.llm.model_cache_info#module:token) (never logged).
+        type: str
+  vllm_host:
+    description:
+      - Also read what runs on the host as M(ascendfleet.llm.vllm_host_info) does with these
+        options (the same read, the same code), returned in RV(vllm_host). The deploy playbook
+        asks it here for vllm_compose's plan.
+      - With O(npu_smi), O(vllm_host.planned_by_family) gives the planned deployments per chip
+        family (their image depends on it); those of the family npu-smi reports are read, none
+        when it reports none. O(vllm_host.exclude_unhealthy) excludes the chips npu-smi reports
+        unhealthy (as the role's O(ascendfleet.llm.vllm_host_info#module:exclude)).
+      - Unset to skip.
+    type: dict
+    suboptions:
+      host:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:host).
+        type: str
+        required: true
+      planned:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:planned).
+        type: list
+        elements: dict
+        default: []
+      planned_by_family:
+        description: With O(npu_smi), chip family to O(vllm_host.planned) (used instead of it).
+        type: dict
+      exclude_unhealthy:
+        description: With O(npu_smi), add the chips npu-smi does not report C(OK) to O(vllm_host.exclude).
+        type: bool
+        default: false
+      names:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:names).
+        type: list
+        elements: str
+        default: []
+      project_root:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:project_root).
+        type: path
+        default: /opt/ascendfleet
+      ledger_path:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:ledger_path).
+        type: path
+        default: /var/lib/ascendfleet/npu-assignments.json
+      cache_dir:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:cache_dir).
+        type: path
+      read_state:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:read_state).
+        type: bool
+        default: false
+      exclude:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:exclude).
+        type: list
+        elements: int
+        default: []
+      npu_smi_executable:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:npu_smi_executable).
+        type: str
+        default: npu-smi
+      env_content:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:env_content) (never logged).
+        type: str
+      docker_executable:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:docker_executable).
+        type: str
+        default: docker
+      proc_root:
+        description: As M(ascendfleet.llm.vllm_host_info)'s O(ascendfleet.llm.vllm_host_info#module:proc_root).
+        type: path
+        default: /proc
 notes:
   - Version files are parsed by the same code as M(ascendfleet.llm.npu_info) uses.
   - The image probe needs C(/bin/sh) and C(cat) in the image, which every vllm-ascend image has.
 seealso:
   - module: ascendfleet.llm.npu_info
+  - module: ascendfleet.llm.model_cache_info
+  - module: ascendfleet.llm.vllm_host_info
 """
 
 EXAMPLES = r"""
@@ -168,6 +301,25 @@ EXAMPLES = r"""
     models:
       - model: Qwen/Qwen3.5-27B
         revision: master
+  register: __npu_verify_host
+
+# The deploy playbook's one read per host: also the model cache (as model_cache_info reads it)
+# and what runs on the host (as vllm_host_info reads it, for the deployments of the chips' family)
+- name: Read the host once for npu_verify, model_prefetch and vllm_compose's plan
+  ascendfleet.llm.npu_host_facts:
+    npu_smi: true
+    model_cache:
+      cache_dir: /mnt/disk2/modelscope
+      models: [{model: Qwen/Qwen3.5-27B, revision: master}]
+      deployment_states: true
+    vllm_host:
+      host: "{{ inventory_hostname }}"
+      names: [qwen]
+      read_state: true
+      exclude_unhealthy: true
+      planned_by_family:
+        910B: [{name: qwen, port: 8000, devices: null, card_count: 2, image: "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler",
+                model: Qwen/Qwen3.5-27B, revision: master}]
   register: __npu_verify_host
 
 # Multi-node groups: the RoCE link and address of each chip as well
@@ -278,6 +430,24 @@ hccn:
   type: list
   elements: dict
   sample: [{"device_id": 0, "link": "UP", "ipaddr": "29.1.112.213", "netmask": "255.255.0.0", "error": null}]
+model_cache:
+  description:
+    - With O(model_cache), what M(ascendfleet.llm.model_cache_info) returns for those options
+      (C(models), C(missing), C(cli_version), C(states)); when it could not read the cache, C(error)
+      (its failure message) and C(model) instead.
+  returned: when O(model_cache) is set
+  type: dict
+  sample: {"models": [], "missing": [], "cli_version": "1.40.2"}
+vllm_host:
+  description:
+    - With O(vllm_host), what M(ascendfleet.llm.vllm_host_info) returns for those options
+      (C(orphans), C(errors), C(port_holders), C(problems), C(deployments)), C(planned), the planned
+      deployments it read (those of the chips' family), and C(exclude), the device ids it excluded;
+      C(error) instead when it did not read (no planned deployments for the chips' family, or the
+      read failed).
+  returned: when O(vllm_host) is set
+  type: dict
+  sample: {"orphans": [], "errors": [], "port_holders": {}, "problems": [], "planned": [], "exclude": []}
 """
 
 import concurrent.futures
@@ -290,6 +460,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     MODEL_ID_FORM, TOOLKIT_DIRS, model_id_parts, models_option)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_read import (
+    MODEL_CACHE_ARGS, VLLM_HOST_ARGS, CacheReadError, cache_info, host_info)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, find_tool, npu_info_or_error, run_tool
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import cache_state
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
@@ -458,6 +630,47 @@ def hccn_facts(module, tool, device_ids):
     return results
 
 
+def model_cache_facts(options):
+    """model_cache_info's result for ``options`` (its failure as data: C(error), C(model))."""
+    try:
+        return cache_info(options)
+    except CacheReadError as exc:
+        return {"error": str(exc), "model": exc.model}
+
+
+def vllm_host_options(options, npu):
+    """vllm_host_info's options from O(vllm_host) and the chips read (``npu``, None without
+    O(npu_smi)): the planned deployments of the chips' family, the unhealthy chips excluded; a
+    dict with C(error) when there is nothing to read; {} without O(vllm_host)."""
+    if not options:
+        return {}
+    options = dict(options)
+    by_family = options.pop("planned_by_family")
+    unhealthy = options.pop("exclude_unhealthy")
+    if by_family is not None or unhealthy:
+        if npu is None or "chips" not in npu:
+            return {"error": "planned_by_family and exclude_unhealthy need the chips (npu_smi), which were not read"}
+    if by_family is not None:
+        family = npu.get("family")
+        if family not in by_family or not isinstance(by_family[family], list):
+            return {"error": "no planned deployments for the chips' family %s" % family}
+        options["planned"] = [d for d in by_family[family] if isinstance(d, dict)]
+    if unhealthy:
+        bad = [chip["device_id"] for chip in npu["chips"] if chip.get("health") != "OK"]
+        options["exclude"] = list(options["exclude"]) + [d for d in bad if d not in options["exclude"]]
+    return options
+
+
+def vllm_host_facts(module, options):
+    """vllm_host_info's result for ``options``, with the deployments it read (the family's, as given)
+    and the device ids it excluded (a read that failed is data, C(error): npu_verify's checks do not
+    depend on it, the role then reads itself)."""
+    try:
+        return dict(host_info(module, options), planned=options["planned"], exclude=options["exclude"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return {"error": "reading what runs on the host failed: %s" % exc}
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -483,6 +696,9 @@ def main():
             hccn_device_ids=dict(type="list", elements="int", default=[]),
             hccn=dict(type="bool", default=False),
             hccn_tool=dict(type="path", default="/usr/local/Ascend/driver/tools/hccn_tool"),
+            model_cache=dict(type="dict", options=MODEL_CACHE_ARGS),
+            vllm_host=dict(type="dict", options=dict(
+                VLLM_HOST_ARGS, planned_by_family=dict(type="dict"), exclude_unhealthy=dict(type="bool", default=False))),
         ),
         supports_check_mode=True,
     )
@@ -522,8 +738,8 @@ def main():
         devices=list_devices(["davinci%d" % d for d in device_ids] + p["control_devices"]),
         paths=[path_facts(path) for path in p["paths"]],
     )
-    # The Docker, image and hccn_tool reads each wait on a CLI (the image's a container start):
-    # they run side by side, the files are read meanwhile.
+    # The Docker, image and hccn_tool reads each wait on a CLI (the image's a container start): they
+    # run side by side, the files (what runs on the host, the model cache) are read meanwhile.
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=3)
     cli = find_tool(module, p["docker_executable"]) if p["docker"] else None
     jobs = {}
@@ -533,6 +749,13 @@ def main():
         jobs["image"] = pool.submit(image_facts, module, cli, image, p["image_record"])
     if hccn_device_ids:
         jobs["hccn"] = pool.submit(hccn_facts, module, p["hccn_tool"], hccn_device_ids)
+    # What runs on the host: in this thread (its warnings are the module's), while the pool works;
+    # its slow CLI reads run side by side in its own pool.
+    vllm_host = vllm_host_options(p["vllm_host"], result.get("npu"))
+    if vllm_host:
+        result["vllm_host"] = vllm_host if "error" in vllm_host else vllm_host_facts(module, vllm_host)
+    if p["model_cache"]:
+        result["model_cache"] = model_cache_facts(p["model_cache"])
     if p["cache_dir"]:
         cache = disk_facts(p["cache_dir"])
         cache["models"] = []

@@ -72,7 +72,7 @@ def report_tasks():
 
 def test_every_report_is_written_by_fleet_report():
     writers = [(p.parent.parent.name, p.name) for p, t in report_tasks() if "ascendfleet.llm.fleet_report" in t]
-    assert sorted(writers) == [("model_prefetch", "report.yml"), ("npu_verify", "report.yml"),
+    assert sorted(writers) == [("model_prefetch", "report_write.yml"), ("npu_verify", "report.yml"),
                                ("vllm_compose", "status_report.yml"), ("vllm_compose", "summary.yml")]
     for path, task in report_tasks():
         if "ascendfleet.llm.fleet_report" in task:

@@ -4,6 +4,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ascendfleet.llm.plugins.filter.vllm_compose import (
     FilterModule,
+    vllm_compose_host_question,
     vllm_compose_noop,
     vllm_compose_plan,
     vllm_compose_pull_failure,
@@ -20,7 +21,27 @@ IMAGE = {"repository": "quay.io/ascend/vllm-ascend", "version": "v0.17.0rc1", "o
 def test_registered():
     assert FilterModule().filters() == {"vllm_compose_plan": vllm_compose_plan, "vllm_compose_noop": vllm_compose_noop,
                                         "vllm_compose_pull_failure": vllm_compose_pull_failure,
-                                        "vllm_compose_roll_forward": vllm_compose_roll_forward}
+                                        "vllm_compose_roll_forward": vllm_compose_roll_forward,
+                                        "vllm_compose_host_question": vllm_compose_host_question}
+
+
+def test_the_question_asked_before_the_chips_is_the_plans_on_an_unchanged_host():
+    # The deploy playbook's one read per host asks, before the chips are read, the question of the
+    # deployments planned for each family without chips and cache; the plan, with both, asks the
+    # same for the family the host has - so on an unchanged host the one read answers the plan.
+    deps = [{"name": "qwen", "preset": "qwen3.5-27b", "model": "Qwen/Qwen3.5-27B", "revision": "master", "port": 8000}]
+    asked = vllm_compose_host_question(deps, "npu-a01", defaults={}, image=IMAGE, drain_timeout=120)
+    assert sorted(asked) == ["310P", "910B", "A3", "A5"]
+    planned = vllm_compose_plan(deps, "npu-a01", family="910B", healthy_device_ids=list(range(8)), chips=CHIPS,
+                                models=MODELS, defaults={}, image=IMAGE, drain_timeout=120)
+    assert planned["errors"] == []
+    assert vllm_compose_host_question(planned["deployments"]) == asked["910B"] == [
+        {"name": "qwen", "port": 8000, "devices": None, "card_count": 2,
+         "image": "quay.io/ascend/vllm-ascend:v0.17.0rc1-openeuler", "model": "Qwen/Qwen3.5-27B", "revision": "master"}]
+    # The A3 image is another question (another answer from the host).
+    assert asked["A3"][0]["image"] == "quay.io/ascend/vllm-ascend:v0.17.0rc1-a3-openeuler"
+    # A deployment list the planner refuses outright asks nothing (the plan reads the host itself).
+    assert vllm_compose_host_question("not a list", "npu-a01", families=["910B"]) == {"910B": []}
 
 
 def test_pull_failure_as_the_role_calls_it():
