@@ -304,6 +304,11 @@ def test_every_role_checks_its_inputs_first():
     root = pathlib.Path(__file__).resolve().parents[4]
     for role in ROLES:
         main = yaml.safe_load((root / "roles" / role / "tasks" / "main.yml").read_text())
+        if main[0].get("ansible.builtin.import_tasks") == "verify.yml":
+            # npu_verify: main.yml is ansible-core's argument spec task and verify.yml, the table of
+            # contents the deploy playbook enters without that task (tasks_from: verify).
+            assert role == "npu_verify" and len(main) == 1, (role, main)
+            main = yaml.safe_load((root / "roles" / role / "tasks" / "verify.yml").read_text())
         first = main[0]
         block = first.get("block", [first])[0] if "block" in first else first
         assert block.get("ansible.builtin.import_tasks") == "preflight.yml", (role, first)
