@@ -19,7 +19,7 @@ def test_status_plays_are_role_entry_points():
     # The report play too is on the hosts of the run (once, on the control node): on localhost,
     # --limit <host> skipped it.
     # The first play's hosts load the collection's filters in ansible-playbook's own process (issue 30).
-    assert [play["hosts"] for play in plays] == ["{{ 'ascend_servers' | ascendfleet.llm.load_filters }}", "ascend_servers"]
+    assert [play["hosts"] for play in plays] == ["{{ 'ascend_servers' | ascendfleet.llm.load_plugins }}", "ascend_servers"]
     entry = [play["tasks"][0]["ansible.builtin.include_role"] for play in plays]
     assert entry == [{"name": "ascendfleet.llm.vllm_compose", "tasks_from": "status"},
                      {"name": "ascendfleet.llm.vllm_compose", "tasks_from": "status_report"}]
