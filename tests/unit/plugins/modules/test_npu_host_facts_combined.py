@@ -82,6 +82,15 @@ def test_one_read_runs_npu_smi_and_the_image_read_once(run_module, tmp_path, mon
     failed, alone = run_module(vllm_host_info.main, host_args)
     assert not failed
     assert combined["vllm_host"] == dict(_result(alone), planned=PLANNED, exclude=[])
+    # Another npu-smi for the plan than for the chips: each is run (the output of one is not the other's).
+    other = tmp_path / "other-npu-smi"
+    other.symlink_to(FAKE_NPU_SMI)
+    args["vllm_host"]["npu_smi_executable"] = str(other)
+    npu_log.unlink()
+    monkeypatch.setenv("FAKE_NPU_SMI_LOG", str(npu_log))
+    failed, again = run_module(npu_host_facts.main, args)
+    assert not failed and npu_log.read_text().splitlines() == ["info LC_ALL=C"] * 2
+    assert again["vllm_host"]["deployments"]["qwen"]["cards"] == [4, 5]
 
 
 def test_the_unhealthy_chips_are_excluded_as_the_role_excludes_them(run_module, tmp_path, monkeypatch):
