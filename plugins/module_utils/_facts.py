@@ -394,6 +394,56 @@ def sha256_file(path, chunk=HASH_CHUNK, stop=None, counted=None):
     return digest.hexdigest()
 
 
+class CacheReads(object):
+    """The cache files one read-only module execution reads, each read once: the bytes of a small
+    file, a file's size, a file's sha256. Several questions about the same copy in one execution
+    (npu_host_facts: npu_verify's disk count, model_prefetch's cache read, vllm_compose's model
+    states) are then judged on one reading of it, and no file is hashed twice. Only for a read
+    that writes nothing: a change made after the first read is not seen. Pass one to the readers'
+    ``reads``; without one (None) every reader reads the disk itself (:data:`DISK`)."""
+
+    def __init__(self):
+        self._bytes, self._sizes, self._hashes = {}, {}, {}
+
+    def read_bytes(self, path):
+        """``_files.read_bytes`` of ``path``, read once."""
+        if path not in self._bytes:
+            self._bytes[path] = read_bytes(path)
+        return self._bytes[path]
+
+    def file_size(self, path):
+        """``_files.file_size`` of ``path``, read once."""
+        if path not in self._sizes:
+            self._sizes[path] = file_size(path)
+        return self._sizes[path]
+
+    def sha256_file(self, path):
+        """:func:`sha256_file` of ``path``, hashed once (an IOError/OSError is raised again each time)."""
+        if path not in self._hashes:
+            try:
+                self._hashes[path] = (sha256_file(path), None)
+            except (IOError, OSError) as exc:
+                self._hashes[path] = (None, exc)
+        digest, error = self._hashes[path]
+        if error is not None:
+            raise error
+        return digest
+
+
+class _DiskReads(object):
+    """The readers' default: every read goes to the disk (no memory between two reads)."""
+
+    read_bytes = staticmethod(read_bytes)
+    file_size = staticmethod(file_size)
+
+    @staticmethod
+    def sha256_file(path):
+        return sha256_file(path)
+
+
+DISK = _DiskReads()
+
+
 def build_marker(model, revision, manifest_bytes):
     return {"model": model, "revision": revision, "manifest_sha256": sha256_bytes(manifest_bytes)}
 
@@ -471,7 +521,7 @@ def verify_entries(files, observed):
     return bad
 
 
-def model_completeness(cache_dir, model, revision="master", verify="quick", include=None, exclude=None):
+def model_completeness(cache_dir, model, revision="master", verify="quick", include=None, exclude=None, reads=None):
     """Is ``model`` at ``revision`` complete in the cache under ``cache_dir``? THE one reader.
 
     model_prefetch (model_cache_info, model_fetch), vllm_compose (vllm_model_info), npu_verify
@@ -490,25 +540,27 @@ def model_completeness(cache_dir, model, revision="master", verify="quick", incl
     ``"no completion marker"``, ``"model.safetensors is missing"``, ``"model.safetensors:
     sha256 ..., expected ..."``), "bytes" (the manifest's total when complete, else None),
     "cached_revision" (the revision the marker names, None without a readable marker)}``.
+    ``reads``: a :class:`CacheReads` shared by the questions of one read-only execution.
     """
-    return dir_completeness(model_dir(cache_dir, model), model, revision, verify, include, exclude)
+    return dir_completeness(model_dir(cache_dir, model), model, revision, verify, include, exclude, reads)
 
 
-def dir_completeness(mdir, model, revision="master", verify="quick", include=None, exclude=None):
+def dir_completeness(mdir, model, revision="master", verify="quick", include=None, exclude=None, reads=None):
     """:func:`model_completeness` of the copy in the directory ``mdir`` (the marker layout above):
     the one rule for today's ``<cache>/models/<Owner>/<Name>`` and for one resolved revision's
     directory (``_model_revisions``, whose marker names the revision key)."""
+    reads = reads or DISK
     paths = state_paths(mdir)
     out = {"model": model, "revision": revision, "model_dir": mdir, "marker": paths["marker"],
            "complete": False, "reasons": [], "bytes": None, "cached_revision": None}
-    marker_raw = read_bytes(paths["marker"])
+    marker_raw = reads.read_bytes(paths["marker"])
     try:
         marker = json.loads(marker_raw.decode("utf-8")) if marker_raw is not None else None
     except (ValueError, UnicodeDecodeError):
         marker = None
     if isinstance(marker, dict) and marker.get("model") == model:
         out["cached_revision"] = marker.get("revision")
-    manifest_raw = read_bytes(paths["manifest"])
+    manifest_raw = reads.read_bytes(paths["manifest"])
     manifest = None
     sizes = {}
     if manifest_raw is not None:
@@ -518,14 +570,14 @@ def dir_completeness(mdir, model, revision="master", verify="quick", include=Non
             manifest = None
     if manifest:
         for item in manifest["files"]:
-            sizes[item["path"]] = file_size(os.path.join(mdir, item["path"]))
+            sizes[item["path"]] = reads.file_size(os.path.join(mdir, item["path"]))
     reasons = check_marker(marker_raw, manifest_raw, model, revision, sizes, include, exclude)
     if not reasons and verify == "full":
         observed = {}
         for item in manifest["files"]:
             path = os.path.join(mdir, item["path"])
             try:
-                observed[item["path"]] = (file_size(path), sha256_file(path))
+                observed[item["path"]] = (reads.file_size(path), reads.sha256_file(path))
             except (IOError, OSError):
                 observed[item["path"]] = (None, None)
         reasons = ["%s: %s" % bad for bad in verify_entries(manifest["files"], observed)]

@@ -25,8 +25,8 @@ import re
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import ModelCacheError, model_completeness, models_option
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import file_mode
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import find_npu_smi, run_tool, tool_runner
-from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import ModelCache, hub_resolution
-from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import resolved, revision_completeness
+from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import cache_state, revision_completeness
+from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import validate_model_id, validate_revision
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_assign import NpuAssignError, assign
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import pid_owners
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_ledger import LedgerError, read as read_ledger
@@ -109,13 +109,13 @@ class CacheReadError(Exception):
         self.model = model
 
 
-def cache_info(p):
-    """model_cache_info's result (without ``changed``) for its options ``p``; raises CacheReadError."""
+def cache_info(p, reads=None):
+    """model_cache_info's result (without ``changed``) for its options ``p``; raises CacheReadError.
+    ``reads``: a ``_facts.CacheReads`` shared with the other questions of the execution."""
     out = []
-    revisions = p["layout"] == "revisions"
     for item in p["models"]:
         try:
-            out.append(_cache_state(p, item, revisions))
+            out.append(_cache_state(p, item, reads))
         except ModelCacheError as exc:
             raise CacheReadError(str(exc), item["model"])
         except (IOError, OSError) as exc:
@@ -125,26 +125,29 @@ def cache_info(p):
     result = dict(models=out, missing=missing, cli_version=installed_version(p["venv"]))
     if p["deployment_states"]:
         result["states"] = dict(("%s@%s" % (item["model"], item["revision"]),
-                                 model_state(p["cache_dir"], item["model"], item["revision"], layout=p["layout"]))
+                                 model_state(p["cache_dir"], item["model"], item["revision"], layout=p["layout"], reads=reads))
                                 for item in p["models"])
     return result
 
 
-def _cache_state(p, item, revisions):
-    """The state of one ``models`` entry, as the options ``p`` ask (the id checked first, in every layout)."""
-    cache = ModelCache(p["cache_dir"], item["model"], item["revision"], item["include"], item["exclude"])
-    if revisions and p["resolve"] == "always":
-        state = hub_resolution(p["cache_dir"], item["model"], item["revision"],
-                               item["include"] or [], item["exclude"] or [], p["endpoint"],
+def _cache_state(p, item, reads):
+    """The state of one ``models`` entry, as the options ``p`` ask (the id checked first, in every
+    layout): the hub's answer with ``resolve=always``, else the cache's own (``_model_revisions.cache_state``)."""
+    validate_model_id(item["model"])
+    validate_revision(item["revision"])
+    include, exclude = item["include"] or [], item["exclude"] or []
+    if p["layout"] == "revisions" and p["resolve"] == "always":
+        # Imported here: only this question asks the hub (model_cache_info with resolve=always).
+        from ansible_collections.ascendfleet.llm.plugins.module_utils._model_cache import hub_resolution
+
+        state = hub_resolution(p["cache_dir"], item["model"], item["revision"], include, exclude, p["endpoint"],
                                p["token"], p["verify"])
         if state["complete"] and not state["current"]:
             state.update(complete=False, reasons=["%s now resolves to %s on the hub, not recorded here yet"
                                                   % (item["revision"], state["key"])])
         return state
-    if revisions:
-        return resolved(p["cache_dir"], item["model"], item["revision"], p["verify"], item["include"] or [],
-                        item["exclude"] or [])
-    return cache.inspect(p["verify"])
+    return cache_state(p["cache_dir"], item["model"], item["revision"], p["layout"], include, exclude, p["verify"],
+                       reads=reads)
 
 
 def read_projects(module, docker, problems):
@@ -180,9 +183,10 @@ def _failure(rc, out, err):
     return (err or out or "rc %d" % rc).strip()[-300:]
 
 
-def _cards(module, p, ledger, planned, npu_smi):
+def _cards(module, p, ledger, planned, npu_smi, raw):
     """name -> (device ids npu_assign would give, whether its ledger entry would change, error);
-    ``npu_smi``: (path or None, problem, job running ``npu-smi info``)."""
+    ``npu_smi``: (path or None, problem, job running ``npu-smi info``); ``raw``: the containers
+    inspected (their labels name the deployment of an NPU process)."""
     out = {}
     wanted = [d for d in planned if d.get("devices") is None]
     if not wanted:
@@ -203,7 +207,7 @@ def _cards(module, p, ledger, planned, npu_smi):
     owners = {}
     if pids:
         run, docker = tool_runner(module, p["docker_executable"])
-        owners = pid_owners(pids, run, "com.docker.compose.project", p["proc_root"], docker)[0]
+        owners = pid_owners(pids, run, "com.docker.compose.project", p["proc_root"], docker, inspected=raw)[0]
     family = detect_family(info)
     for dep in wanted:
         try:
@@ -215,18 +219,39 @@ def _cards(module, p, ledger, planned, npu_smi):
     return out
 
 
-def start_state_reads(module, docker, p, planned, pool):
+def _done(value):
+    """A job already done, with ``value``."""
+    job = concurrent.futures.Future()
+    job.set_result(value)
+    return job
+
+
+def image_id_argv(docker, image):
+    """``docker image inspect`` of one image's ID (vllm_host_info's and npu_host_facts' image read)."""
+    return [docker, "image", "inspect", "--format", "{{.Id}}", image]
+
+
+def start_state_reads(module, docker, p, planned, pool, npu_smi_read=None, image_jobs=None):
     """The slow reads of read_state(), started at once in ``pool`` (each a CLI taking a good part of a
-    second): npu-smi, the image of each tag, compose's config hash of each compose file."""
+    second): npu-smi, the image of each tag, compose's config hash of each compose file.
+    ``npu_smi_read``: (path, stdout) of the ``npu-smi info`` the execution already ran (parsed
+    again when it is the same npu-smi); ``image_jobs``: (docker, image) -> job of image_id_argv()
+    the execution already started."""
     npu_smi = (None, None, None)
     if any(d.get("devices") is None for d in planned):
         path, problem = find_npu_smi(module, p["npu_smi_executable"])
-        npu_smi = (path, problem, None if problem else pool.submit(run_tool, module, [path, "info"]))
+        if problem:
+            job = None
+        elif npu_smi_read and npu_smi_read[0] == path:
+            job = _done((0, npu_smi_read[1], ""))
+        else:
+            job = pool.submit(run_tool, module, [path, "info"])
+        npu_smi = (path, problem, job)
     images, hashes, composes = {}, {}, {}
     for dep in planned:
         image = dep.get("image")
         if docker and image and image not in images:
-            images[image] = pool.submit(module.run_command, [docker, "image", "inspect", "--format", "{{.Id}}", image])
+            images[image] = (image_jobs or {}).get((docker, image)) or pool.submit(run_tool, module, image_id_argv(docker, image))
         compose_path = os.path.join(p["project_root"], dep["name"], "compose.yaml")
         if os.path.isfile(compose_path):
             composes[dep["name"]] = read_text(compose_path)
@@ -273,7 +298,7 @@ def _read_or_none(path):
 def read_state(module, p, planned, ledger, raw, jobs):
     """vllm_host_info's RV(deployments): what the rollout of each planned deployment compares."""
     npu_smi, image_jobs, hash_jobs, composes = jobs
-    cards = _cards(module, p, ledger, planned, npu_smi)
+    cards = _cards(module, p, ledger, planned, npu_smi, raw)
     image_ids = {}
     image_errors = {}
     for image, job in image_jobs.items():
@@ -308,13 +333,15 @@ def read_state(module, p, planned, ledger, raw, jobs):
     return out
 
 
-def host_info(module, p):
-    """vllm_host_info's result (without ``changed``) for its options ``p``."""
+def host_info(module, p, reads=None, npu_smi_read=None, image_jobs=None):
+    """vllm_host_info's result (without ``changed``) for its options ``p``. What the execution
+    already read, for npu_host_facts: ``reads``, a ``_facts.CacheReads`` shared with the other
+    questions; ``npu_smi_read`` and ``image_jobs``, see start_state_reads()."""
     problems = []
     docker = module.get_bin_path(p["docker_executable"], required=False)
     planned = [d for d in p["planned"] if isinstance(d.get("name"), str) and isinstance(d.get("port"), int)]
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=8) if p["read_state"] else None
-    jobs = start_state_reads(module, docker, p, planned, pool) if pool else None
+    jobs = start_state_reads(module, docker, p, planned, pool, npu_smi_read, image_jobs) if pool else None
     projects, raw = read_projects(module, docker, problems) if docker else ({}, [])
     if not docker:
         problems.append("docker: %s not found" % p["docker_executable"])
@@ -329,7 +356,7 @@ def host_info(module, p):
             if os.path.isfile(os.path.join(p["project_root"], entry, "compose.yaml")):
                 dirs.append(entry)
     holders = port_holders([d["port"] for d in planned], module.run_command if docker else None, p["proc_root"],
-                           docker or "docker")
+                           docker or "docker", inspected=raw)
     found = survey(p["host"], projects, planned, p["names"], ledger, holders, dirs)
     if p["cache_dir"]:
         last_good = {}
@@ -340,8 +367,8 @@ def host_info(module, p):
                 continue
         found["errors"] = found["errors"] + last_good_problems(
             p["host"], planned, last_good, lambda model, revision, key: (
-                revision_completeness(p["cache_dir"], model, key) if key
-                else model_completeness(p["cache_dir"], model, revision)))
+                revision_completeness(p["cache_dir"], model, key, reads=reads) if key
+                else model_completeness(p["cache_dir"], model, revision, reads=reads)))
     if p["read_state"]:
         found["deployments"] = read_state(module, p, planned, ledger, raw, jobs)
         pool.shutdown()

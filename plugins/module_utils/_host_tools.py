@@ -128,10 +128,17 @@ def npu_info_or_error(module, executable, idle_threshold_pct):
     For modules that report problems as data (npu_host_facts): the message is the one npu_info
     fails with, and the parser's warnings become the module's warnings.
     """
+    return npu_info_read(module, executable, idle_threshold_pct)[0]
+
+
+def npu_info_read(module, executable, idle_threshold_pct):
+    """(:func:`npu_info_or_error`'s answer, ``(path, stdout)`` of the ``npu-smi info`` it read, or
+    None when it could not be read): a later reader of the same execution parses that output
+    again instead of running npu-smi a second time."""
     try:
-        info, dummy, warnings = read_npu_smi(module, executable)
+        info, out, warnings = read_npu_smi(module, executable)
     except NpuSmiReadError as exc:
-        return dict(exc.details, msg=exc.msg)
+        return dict(exc.details, msg=exc.msg), None
     for warning in warnings:
         module.warn(warning)
-    return npu_info_result(info, idle_threshold_pct)
+    return npu_info_result(info, idle_threshold_pct), (find_npu_smi(module, executable)[0], out)

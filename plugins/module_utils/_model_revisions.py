@@ -43,7 +43,7 @@ import shutil
 import time
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
-    DEFAULTS, ModelCacheError, build_marker, dir_completeness, dumps_manifest, model_completeness,
+    DEFAULTS, DISK, ModelCacheError, build_marker, dir_completeness, dumps_manifest, model_completeness,
     model_dir as legacy_model_dir, parse_manifest, state_paths)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._files import atomic_write, mount_point, read_bytes
 from ansible_collections.ascendfleet.llm.plugins.module_utils._modelscope import (
@@ -195,73 +195,77 @@ def report_rows(models, entries):
 
 # --------------------------------------------------------------------------- completeness
 
-def revision_completeness(cache_dir, model, key, verify="quick"):
+def revision_completeness(cache_dir, model, key, verify="quick", reads=None):
     """Whether revision ``key`` of ``model`` is complete: the one rule of ``_facts``
     (marker naming the key, manifest unchanged, every file at its size; sha256 with
     ``verify="full"``) on the revision's own directory. Adds ``key`` and ``commit``/``names``
-    (the manifest's). Never raises for a missing or damaged revision."""
+    (the manifest's). Never raises for a missing or damaged revision. ``reads``: a
+    ``_facts.CacheReads`` shared by the questions of one read-only execution."""
     rdir = revision_dir(cache_dir, model, key)
-    out = dir_completeness(rdir, model, key, verify)
+    out = dir_completeness(rdir, model, key, verify, reads=reads)
     out["key"] = key
-    manifest = read_manifest(rdir)
+    manifest = read_manifest(rdir, reads)
     out["commit"] = manifest.get("commit") if manifest else None
     out["names"] = list(manifest.get("names") or []) if manifest else []
     return out
 
 
-def resolved(cache_dir, model, name, verify="quick", include=None, exclude=None):
+def resolved(cache_dir, model, name, verify="quick", include=None, exclude=None, reads=None):
     """THE local answer to "which revision directory serves ``model`` at ``name``" (a branch, tag
     or commit), asking no hub: the key ``name`` resolved to when it was last fetched (refs.json;
     a commit id or key is its own key) and :func:`revision_completeness` of it. ``include`` and
     ``exclude`` None accept any globs; lists must equal the manifest's (the prefetch's own check).
     ``key`` is None and ``reasons`` says why when the name was never resolved here."""
-    refs = parse_refs(read_bytes(os.path.join(revisions_root(cache_dir, model), REFS)))
+    reads = reads or DISK
+    refs = parse_refs(reads.read_bytes(os.path.join(revisions_root(cache_dir, model), REFS)))
     key = name.lower() if isinstance(name, str) and is_key(name.lower()) else refs.get(name, {}).get("key")
     if not key:
         return {"model": model, "revision": name, "key": None, "commit": None, "names": [], "complete": False,
                 "model_dir": None, "bytes": None,
                 "reasons": ["revision %r was never fetched into the revision cache" % (name,)]}
-    state = revision_completeness(cache_dir, model, key, verify)
+    state = revision_completeness(cache_dir, model, key, verify, reads)
     state["revision"] = name
-    manifest = read_manifest(state["model_dir"]) or {}
+    manifest = read_manifest(state["model_dir"], reads) or {}
     if state["complete"] and ((include is not None and manifest.get("include") != list(include))
                               or (exclude is not None and manifest.get("exclude") != list(exclude))):
         state.update(complete=False, reasons=["include/exclude globs differ from the manifest's"])
     return state
 
 
-def cache_state(cache_dir, model, revision, layout="flat", include=None, exclude=None, verify="quick"):
-    """Whether ``model`` at ``revision`` is in the cache of ``layout`` with nothing left to fetch,
-    asking no hub: ``{"model", "revision", "layout", "marker", "complete", "reasons", "key",
-    "migrates"}`` (npu_verify's disk count reads it).
+def cache_state(cache_dir, model, revision, layout="flat", include=None, exclude=None, verify="quick",
+                migrates=False, reads=None):
+    """THE local answer to "is ``model`` at ``revision`` in the cache of ``layout`` with nothing left
+    to fetch", asking no hub: model_cache_info (model_prefetch's read) and npu_host_facts (npu_verify's
+    disk count, and model_prefetch's read in the deploy playbook's one read) both ask it.
 
-    ``flat``: ``_facts.model_completeness``. ``revisions``: :func:`resolved` (the directory the
-    name last resolved to); a copy complete only in today's layout (``<cache>/models``, marker
-    naming ``revision``) counts as complete with ``migrates`` true, since the first run of the
-    revisions layout moves it in by hard links (:func:`migrate`: no byte fetched or written again).
-    ``key`` is the revision directory's key (None in the flat layout or when never resolved)."""
+    ``flat``: ``_facts.model_completeness``'s answer. ``revisions``: :func:`resolved`'s (the
+    directory the name last resolved to; ``key`` None when never resolved here). ``include`` and
+    ``exclude`` None accept any globs; lists must equal the manifest's.
+
+    ``migrates`` (npu_verify's disk count): with ``revisions``, the answer also says whether the
+    copy is complete only in today's layout (``<cache>/models``, marker naming ``revision``):
+    such a copy counts as complete, with ``migrates`` true, ``key`` None and today's marker,
+    since the first run of the revisions layout moves it in by hard links (:func:`migrate`: no
+    byte fetched or written again); otherwise ``migrates`` is false. ``reads``: a
+    ``_facts.CacheReads`` shared by the questions of one read-only execution (each file read once)."""
     if layout not in ("flat", "revisions"):
         raise RevisionError("cache layout %r is not flat or revisions; set ascendfleet_cache_layout to one of them" % (layout,))
-    out = {"model": model, "revision": revision, "layout": layout, "key": None, "migrates": False}
-    if layout == "revisions":
-        state = resolved(cache_dir, model, revision, verify, include, exclude)
-        if state["complete"]:
-            out.update(marker=state["marker"], complete=True, reasons=[], key=state["key"])
-            return out
-        legacy = model_completeness(cache_dir, model, revision, verify, include, exclude)
+    if layout == "flat":
+        return model_completeness(cache_dir, model, revision, verify, include, exclude, reads)
+    state = resolved(cache_dir, model, revision, verify, include, exclude, reads)
+    if not migrates:
+        return state
+    state["migrates"] = False
+    if not state["complete"]:
+        legacy = model_completeness(cache_dir, model, revision, verify, include, exclude, reads)
         if legacy["complete"]:
-            out.update(marker=legacy["marker"], complete=True, reasons=[], migrates=True)
-            return out
-        out.update(marker=state.get("marker"), complete=False, reasons=list(state["reasons"]), key=state["key"])
-        return out
-    state = model_completeness(cache_dir, model, revision, verify, include, exclude)
-    out.update(marker=state["marker"], complete=state["complete"], reasons=list(state["reasons"]))
-    return out
+            return dict(legacy, key=None, commit=None, names=[], migrates=True)
+    return state
 
 
-def read_manifest(mdir):
+def read_manifest(mdir, reads=None):
     """The manifest of the copy in ``mdir``, or None when missing or not one of ours."""
-    raw = read_bytes(state_paths(mdir)["manifest"])
+    raw = (reads or DISK).read_bytes(state_paths(mdir)["manifest"])
     if raw is None:
         return None
     try:

@@ -30,7 +30,6 @@ from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     model_id_parts,
     safe_relpath,
 )
-from ansible_collections.ascendfleet.llm.plugins.module_utils._http import request
 
 # Branches, tags and 40-hex commit ids; no whitespace, no '..', no leading '-' (whole string).
 REVISION_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./+-]{0,199}")
@@ -336,6 +335,10 @@ class HubClient:
 
     def _get(self, path):
         """(status, body text) of an HTTP answer; HubError when none came back (``_http.request``)."""
+        # Imported here: urllib and http.client (and ssl) load only where the hub is asked, not in
+        # every module that reads the cache (npu_host_facts, model_cache_info, vllm_model_info).
+        from ansible_collections.ascendfleet.llm.plugins.module_utils._http import request
+
         headers = {"Accept": "application/json", "User-Agent": "ascendfleet.llm model_fetch"}
         if self.token:
             # The hub's legacy API authenticates with the access token as session cookie.

@@ -83,11 +83,25 @@ def pid_containers(pids, proc_root="/proc"):
     return dict((pid, container_id(pid, proc_root)) for pid in sorted(set(pids)))
 
 
-def pid_owners(pids, run, label=DEFAULT_LABEL, proc_root="/proc", docker="docker"):
-    # type: (Iterable[int], Optional[RunFn], str, str, str) -> Tuple[Dict[int, Optional[str]], List[str]]
+def inspected_labels(inspected):
+    # type: (Optional[Iterable[Dict]]) -> Dict[str, Dict[str, str]]
+    """Container id -> labels of the ``docker inspect`` objects ``inspected`` (a list the caller
+    already read in the same execution; None or [] for none)."""
+    out = {}  # type: Dict[str, Dict[str, str]]
+    for item in inspected or []:
+        if isinstance(item, dict) and isinstance(item.get("Id"), str):
+            labels = (item.get("Config") or {}).get("Labels")
+            out[item["Id"]] = labels if isinstance(labels, dict) else {}
+    return out
+
+
+def pid_owners(pids, run, label=DEFAULT_LABEL, proc_root="/proc", docker="docker", inspected=None):
+    # type: (Iterable[int], Optional[RunFn], str, str, str, Optional[List[Dict]]) -> Tuple[Dict[int, Optional[str]], List[str]]
     """Map each PID to the ``label`` value of its container (None when unknown).
 
-    Returns (owners, warnings). ``run`` None means docker is unavailable.
+    Returns (owners, warnings). ``run`` None means docker is unavailable. ``inspected``: the
+    ``docker inspect`` objects of containers the caller read in the same execution; their
+    labels are taken from there, and only the other containers are inspected.
     """
     warnings = []  # type: List[str]
     cids = pid_containers(pids, proc_root)
@@ -99,7 +113,13 @@ def pid_owners(pids, run, label=DEFAULT_LABEL, proc_root="/proc", docker="docker
         warnings.append("docker not found: processes in containers (pids %s) cannot be "
                         "attributed to a deployment" % ", ".join(str(p) for p in sorted(by_pid)))
         return owners, warnings
-    labels, problem = container_labels(by_pid.values(), run, docker)
+    labels = inspected_labels(inspected)
+    problem = None
+    others = [cid for cid in by_pid.values() if cid not in labels]
+    if others:
+        more, problem = container_labels(others, run, docker)
+        problem = problem if not labels else None
+        labels.update(more)
     if problem:
         warnings.append(problem)
     for pid, cid in by_pid.items():

@@ -935,7 +935,7 @@ def _small_config(config):
     return out
 
 
-def model_state(cache_dir, model, revision, verify="quick", layout="flat"):
+def model_state(cache_dir, model, revision, verify="quick", layout="flat", reads=None):
     """What the cache holds for ``model`` at ``revision``, for planning a deployment.
 
     Completeness is ``_facts.model_completeness`` (the one reader: marker, manifest, every
@@ -949,11 +949,12 @@ def model_state(cache_dir, model, revision, verify="quick", layout="flat"):
     ``path`` is that directory, ``revision`` the name asked for once it is complete, and the
     state adds ``key`` (the commit id, or content key, the deployment serves), ``commit`` and
     ``mount_source`` (what the compose file mounts read-only; None while not complete).
+    ``reads``: a ``_facts.CacheReads`` shared by the questions of one read-only execution.
     """
     if layout == "revisions":
         from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import mount_source, resolved
 
-        state = resolved(cache_dir, model, revision, verify)
+        state = resolved(cache_dir, model, revision, verify, reads=reads)
         out = {"path": state["model_dir"], "prefetched": False, "revision": None, "reason": None,
                "config": {}, "weights_bytes": 0, "key": state["key"], "commit": state["commit"], "mount_source": None}
         if not state["complete"]:
@@ -964,7 +965,7 @@ def model_state(cache_dir, model, revision, verify="quick", layout="flat"):
         if out["prefetched"]:
             out["mount_source"] = mount_source(cache_dir, model, state["key"])
         return out
-    state = model_completeness(cache_dir, model, revision, verify)
+    state = model_completeness(cache_dir, model, revision, verify, reads=reads)
     path = model_dir(cache_dir, model)
     out = {"path": path, "prefetched": False, "revision": state["cached_revision"], "reason": None,
            "config": {}, "weights_bytes": 0}

@@ -519,8 +519,8 @@ def read_text(path):
         return ""
 
 
-def port_holders(ports, run, proc_root="/proc", docker="docker"):
-    # type: (Iterable[int], Any, str, str) -> Dict[int, List[Dict[str, Any]]]
+def port_holders(ports, run, proc_root="/proc", docker="docker", inspected=None):
+    # type: (Iterable[int], Any, str, str, Optional[List[Dict[str, Any]]]) -> Dict[int, List[Dict[str, Any]]]
     """Port -> the processes listening on it: ``{pid, command, container_id, container_name, project}``.
 
     ``container_id`` is None for a process outside this host's Docker containers.
@@ -528,8 +528,10 @@ def port_holders(ports, run, proc_root="/proc", docker="docker"):
     Reads the listening sockets of the host's network namespace (``<proc_root>/net/tcp{,6}``),
     their PIDs (``<proc_root>/<pid>/fd``), each PID's container (its cgroup) and the containers'
     names and compose projects (one ``docker inspect`` through ``run(argv) -> (rc, out, err)``).
+    ``inspected``: the ``docker inspect`` objects of containers the caller read in the same
+    execution; their names and projects are taken from there, and only the others are inspected.
     """
-    from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import container_id
+    from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_containers import container_id, inspected_labels
 
     wanted = sorted(set(int(p) for p in ports))
     listening = parse_listeners(read_text(os.path.join(proc_root, "net", "tcp")),
@@ -551,19 +553,25 @@ def port_holders(ports, run, proc_root="/proc", docker="docker"):
                 out.setdefault(port, []).append({"pid": pid, "command": process_command(pid, proc_root),
                                                  "container_id": cid, "container_name": None, "project": None})
         out.setdefault(port, [])
-    if ids and run is not None:
+    labels = inspected_labels(inspected)
+    names = dict((item["Id"], ((item.get("Name") or "").lstrip("/"), labels[item["Id"]].get("com.docker.compose.project") or None))
+                 for item in inspected or [] if isinstance(item, dict) and item.get("Id") in ids)
+    others = sorted(ids - set(names))
+    asked = bool(others) and run is not None
+    rc, text, err = 0, "", ""
+    if asked:
         rc, text, err = run([docker, "inspect", "--type", "container", "--format",
-                             '{{.Id}} {{.Name}} {{index .Config.Labels "com.docker.compose.project"}}'] + sorted(ids))
-        names = {}
+                             '{{.Id}} {{.Name}} {{index .Config.Labels "com.docker.compose.project"}}'] + others)
         for line in text.splitlines():
             fields = line.split()
             if len(fields) >= 2:
                 names[fields[0]] = (fields[1].lstrip("/"), fields[2] if len(fields) > 2 and fields[2] != "<no" else None)
+    if asked or names:
         for holders in out.values():
             for holder in holders:
                 if holder["container_id"] in names:
                     holder["container_name"], holder["project"] = names[holder["container_id"]]
-                elif rc == 0 or names or "no such" in (err or "").lower():
+                elif asked and (rc == 0 or names or "no such" in (err or "").lower()):
                     # A cgroup this host's Docker does not know (e.g. the host itself runs in a
                     # container, as the simulated hosts do): a plain process of the host.
                     holder["container_id"] = None

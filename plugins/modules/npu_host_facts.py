@@ -459,10 +459,10 @@ import sys
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
-    MODEL_ID_FORM, TOOLKIT_DIRS, model_id_parts, models_option)
+    MODEL_ID_FORM, TOOLKIT_DIRS, CacheReads, model_id_parts, models_option)
 from ansible_collections.ascendfleet.llm.plugins.module_utils._host_read import (
-    MODEL_CACHE_ARGS, VLLM_HOST_ARGS, CacheReadError, cache_info, host_info)
-from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, find_tool, npu_info_or_error, run_tool
+    MODEL_CACHE_ARGS, VLLM_HOST_ARGS, CacheReadError, cache_info, host_info, image_id_argv)
+from ansible_collections.ascendfleet.llm.plugins.module_utils._host_tools import check_idle_threshold, find_tool, npu_info_read, run_tool
 from ansible_collections.ascendfleet.llm.plugins.module_utils._model_revisions import cache_state
 from ansible_collections.ascendfleet.llm.plugins.module_utils._npu_host import (
     TOOLKIT_GLOBS,
@@ -572,13 +572,15 @@ def docker_facts(module, executable):
     return result
 
 
-def image_facts(module, cli, image, record=None):
+def image_facts(module, cli, image, record=None, inspected=None):
+    """C(image); ``inspected``: the job of image_id_argv() of ``image`` the execution started (the
+    read of what runs on the host takes the same answer)."""
     result = {"name": image, "present": False, "id": None, "cann_version": None, "source": None,
               "error": None, "recorded": False}
     if not cli:
         result["error"] = "the docker CLI is not installed"
         return result
-    rc, out, err = run_tool(module, [cli, "image", "inspect", "--format", "{{.Id}}", image])
+    rc, out, err = inspected.result() if inspected else run_tool(module, image_id_argv(cli, image))
     if rc != 0:
         result["error"] = first_lines(err) or "docker image inspect exited %d" % rc
         return result
@@ -630,10 +632,10 @@ def hccn_facts(module, tool, device_ids):
     return results
 
 
-def model_cache_facts(options):
+def model_cache_facts(options, reads):
     """model_cache_info's result for ``options`` (its failure as data: C(error), C(model))."""
     try:
-        return cache_info(options)
+        return cache_info(options, reads)
     except CacheReadError as exc:
         return {"error": str(exc), "model": exc.model}
 
@@ -661,14 +663,30 @@ def vllm_host_options(options, npu):
     return options
 
 
-def vllm_host_facts(module, options):
+def vllm_host_facts(module, options, reads, npu_smi_read, image_jobs):
     """vllm_host_info's result for ``options``, with the deployments it read (the family's, as given)
     and the device ids it excluded (a read that failed is data, C(error): npu_verify's checks do not
     depend on it, the role then reads itself)."""
     try:
-        return dict(host_info(module, options), planned=options["planned"], exclude=options["exclude"])
+        return dict(host_info(module, options, reads, npu_smi_read, image_jobs), planned=options["planned"],
+                    exclude=options["exclude"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return {"error": "reading what runs on the host failed: %s" % exc}
+
+
+def disk_count(p, reads):
+    """C(cache): the cache disk and, for each O(models) entry, whether it is complete (npu_verify's
+    disk count: a copy counts whatever globs it was fetched with, and with O(layout=revisions) a
+    copy the first run migrates counts as complete)."""
+    cache = disk_facts(p["cache_dir"])
+    revisions = p["layout"] == "revisions"
+    keys = ("model", "revision", "marker", "complete", "reasons") + (("key", "migrates") if revisions else ())
+    cache["models"] = []
+    for m in p["models"]:
+        state = cache_state(p["cache_dir"], m["model"], m["revision"], p["layout"], m["include"], m["exclude"],
+                            migrates=revisions, reads=reads)
+        cache["models"].append(dict((k, state.get(k)) for k in keys))
+    return cache
 
 
 def main():
@@ -719,9 +737,11 @@ def main():
 
     result = dict(changed=False)
     image, device_ids, hccn_device_ids = p["image"], list(p["device_ids"]), list(p["hccn_device_ids"])
+    npu_smi_read = None
     if p["npu_smi"]:
-        # First: the chips say which device nodes, RoCE ports and image the other reads are about.
-        result["npu"] = npu_info_or_error(module, p["npu_smi_executable"], p["idle_threshold_pct"])
+        # First: the chips say which device nodes, RoCE ports and image the other reads are about
+        # (and the read of what runs on the host parses the same output: npu-smi runs once).
+        result["npu"], npu_smi_read = npu_info_read(module, p["npu_smi_executable"], p["idle_threshold_pct"])
         listed = [chip["device_id"] for chip in result["npu"].get("chips", [])]
         device_ids += [d for d in listed if d not in device_ids]
         if p["hccn"]:
@@ -740,31 +760,31 @@ def main():
     )
     # The Docker, image and hccn_tool reads each wait on a CLI (the image's a container start): they
     # run side by side, the files (what runs on the host, the model cache) are read meanwhile.
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=3)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
     cli = find_tool(module, p["docker_executable"]) if p["docker"] else None
-    jobs = {}
+    jobs, image_jobs = {}, {}
     if p["docker"]:
         jobs["docker"] = pool.submit(docker_facts, module, p["docker_executable"])
     if image:
-        jobs["image"] = pool.submit(image_facts, module, cli, image, p["image_record"])
+        # One docker image inspect of the image for this read and the read of what runs on the
+        # host (submitted before the job that waits for it: the pool runs jobs in order).
+        if cli:
+            image_jobs[(cli, image)] = pool.submit(run_tool, module, image_id_argv(cli, image))
+        jobs["image"] = pool.submit(image_facts, module, cli, image, p["image_record"], image_jobs.get((cli, image)))
     if hccn_device_ids:
         jobs["hccn"] = pool.submit(hccn_facts, module, p["hccn_tool"], hccn_device_ids)
     # What runs on the host: in this thread (its warnings are the module's), while the pool works;
     # its slow CLI reads run side by side in its own pool.
+    # The model cache's files are read once for every question about them (the disk count, model_cache,
+    # the deployments' model states): the module writes nothing.
+    reads = CacheReads()
     vllm_host = vllm_host_options(p["vllm_host"], result.get("npu"))
     if vllm_host:
-        result["vllm_host"] = vllm_host if "error" in vllm_host else vllm_host_facts(module, vllm_host)
+        result["vllm_host"] = vllm_host if "error" in vllm_host else vllm_host_facts(module, vllm_host, reads, npu_smi_read, image_jobs)
     if p["model_cache"]:
-        result["model_cache"] = model_cache_facts(p["model_cache"])
+        result["model_cache"] = model_cache_facts(p["model_cache"], reads)
     if p["cache_dir"]:
-        cache = disk_facts(p["cache_dir"])
-        cache["models"] = []
-        for m in p["models"]:
-            state = cache_state(p["cache_dir"], m["model"], m["revision"], p["layout"],
-                                include=m["include"], exclude=m["exclude"])
-            keys = ("model", "revision", "marker", "complete", "reasons") + (("key", "migrates") if p["layout"] == "revisions" else ())
-            cache["models"].append({k: state[k] for k in keys})
-        result["cache"] = cache
+        result["cache"] = disk_count(p, reads)
     for key, job in jobs.items():
         result[key] = job.result()
     pool.shutdown()

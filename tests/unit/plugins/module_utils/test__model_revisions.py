@@ -498,49 +498,82 @@ def test_compose_texts_reads_live_last_good_and_previous(tmp_path):
     assert mr.compose_texts(str(tmp_path / "missing")) == []
 
 
-# --------------------------------------------------------------------------- cache_state (npu_verify's disk count)
+# --------------------------------------------------------------------------- cache_state (model_cache_info, npu_verify's disk count)
 
 def test_cache_state_of_the_flat_layout_is_todays_reader(tmp_path):
-    assert mr.cache_state(str(tmp_path), MODEL, "master") == {
-        "model": MODEL, "revision": "master", "layout": "flat", "key": None, "migrates": False, "complete": False,
-        "marker": facts.state_paths(facts.model_dir(str(tmp_path), MODEL))["marker"], "reasons": ["no completion marker"]}
+    state = mr.cache_state(str(tmp_path), MODEL, "master")
+    assert state == facts.model_completeness(str(tmp_path), MODEL, "master")
+    assert (state["complete"], state["reasons"], state["marker"]) == (
+        False, ["no completion marker"], facts.state_paths(facts.model_dir(str(tmp_path), MODEL))["marker"])
+    # npu_verify's disk count asks the same in the flat layout (migrates is a revisions-layout answer).
+    assert mr.cache_state(str(tmp_path), MODEL, "master", "flat", migrates=True) == state
     legacy_copy(tmp_path)
     state = mr.cache_state(str(tmp_path), MODEL, "master", "flat")
-    assert (state["complete"], state["reasons"], state["key"]) == (True, [], None)
+    assert (state["complete"], state["reasons"]) == (True, [])
+    # The globs: None accepts the copy's, lists must equal the manifest's (model_cache_info passes its own).
+    assert mr.cache_state(str(tmp_path), MODEL, "master", "flat", [], [])["complete"] is True
+    assert mr.cache_state(str(tmp_path), MODEL, "master", "flat", ["*.json"], [])["reasons"] == [
+        "include/exclude globs differ from the manifest's"]
     # A revision directory alone does not make the flat layout complete.
     stage_revision(tmp_path, COMMIT_B, COMMIT_B, "v2", B_BYTES)
     assert mr.cache_state(str(tmp_path), MODEL, "v2", "flat")["complete"] is False
 
 
 def test_cache_state_of_the_revisions_layout_reads_the_revision_directory(tmp_path):
-    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
-    assert (state["complete"], state["key"], state["migrates"], state["marker"]) == (False, None, False, None)
+    # Without migrates (model_cache_info): resolved()'s answer, as it is.
+    assert mr.cache_state(str(tmp_path), MODEL, "master", "revisions") == mr.resolved(str(tmp_path), MODEL, "master")
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions", migrates=True)
+    assert (state["complete"], state["key"], state["migrates"], state.get("marker")) == (False, None, False, None)
     assert state["reasons"] == ["revision 'master' was never fetched into the revision cache"]
     stage_revision(tmp_path, COMMIT_A, COMMIT_A, "master", A_BYTES)
-    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions", migrates=True)
     assert (state["complete"], state["key"], state["migrates"], state["reasons"]) == (True, COMMIT_A, False, [])
     assert state["marker"] == facts.state_paths(mr.revision_dir(str(tmp_path), MODEL, COMMIT_A))["marker"]
+    assert dict(state, migrates=None) == dict(mr.resolved(str(tmp_path), MODEL, "master"), migrates=None)
     # Today's reader does not see it: the disk count of the flat layout would ask for the model's full size again.
     assert facts.model_completeness(str(tmp_path), MODEL, "master")["complete"] is False
     # A damaged revision is incomplete, with the reason and the key it resolved to.
     rdir = pathlib.Path(mr.revision_dir(str(tmp_path), MODEL, COMMIT_A))
     (rdir / "model-00002-of-00002.safetensors").unlink()
-    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions", migrates=True)
     assert (state["complete"], state["key"]) == (False, COMMIT_A)
     assert state["reasons"] == ["model-00002-of-00002.safetensors is missing"]
 
 
 def test_cache_state_counts_a_flat_copy_the_first_revisions_run_migrates(tmp_path):
     legacy_copy(tmp_path)  # master, complete in today's layout only
-    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions", migrates=True)
     assert (state["complete"], state["migrates"], state["key"], state["reasons"]) == (True, True, None, [])
     assert state["marker"] == facts.state_paths(facts.model_dir(str(tmp_path), MODEL))["marker"]
+    # model_cache_info (no migrates) does not count it: the prefetch migrates it.
+    assert mr.cache_state(str(tmp_path), MODEL, "master", "revisions")["complete"] is False
     # Another revision than the flat copy's is still to fetch.
-    assert mr.cache_state(str(tmp_path), MODEL, "v2", "revisions")["complete"] is False
+    assert mr.cache_state(str(tmp_path), MODEL, "v2", "revisions", migrates=True)["complete"] is False
     # After the migration the revision directory answers.
     assert mr.migrate(str(tmp_path), MODEL, "2026-12-05T00:00:00Z")
-    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions")
+    state = mr.cache_state(str(tmp_path), MODEL, "master", "revisions", migrates=True)
     assert (state["complete"], state["migrates"], state["key"]) == (True, False, COMMIT_A)
+
+
+def test_shared_reads_give_the_same_answers_reading_each_file_once(tmp_path, monkeypatch):
+    # One execution asks several questions about one copy (npu_host_facts: the disk count, model_cache,
+    # the deployments' model states): with one CacheReads each file is opened and stat'ed once, and
+    # every answer is the one the disk gives.
+    stage_revision(tmp_path, COMMIT_A, COMMIT_A, "master", A_BYTES)
+    legacy_copy(tmp_path)
+    questions = [("revisions", None, None, "quick", True), ("revisions", [], [], "quick", False),
+                 ("revisions", [], [], "full", False), ("flat", None, None, "quick", True), ("flat", [], [], "full", False)]
+    alone = [mr.cache_state(str(tmp_path), MODEL, "master", *q[:4], migrates=q[4]) for q in questions]
+    opened, hashed = [], []
+    real_read, real_hash = facts.read_bytes, facts.sha256_file
+    monkeypatch.setattr(facts, "read_bytes", lambda path: opened.append(path) or real_read(path))
+    monkeypatch.setattr(facts, "sha256_file", lambda path: hashed.append(path) or real_hash(path))
+    reads = facts.CacheReads()
+    shared = [mr.cache_state(str(tmp_path), MODEL, "master", *q[:4], migrates=q[4], reads=reads) for q in questions]
+    assert shared == alone
+    assert len(opened) == len(set(opened)) and len(hashed) == len(set(hashed))
+    # refs.json and the marker and manifest of the revision and of today's copy; each shard of both hashed once.
+    assert len(opened) == 5 and len(hashed) == 2 * len(A_BYTES)
 
 
 def test_cache_state_refuses_an_unknown_layout(tmp_path):

@@ -2,6 +2,7 @@
 """PID -> /proc/PID/cgroup -> container id -> compose project, with a fake /proc and docker."""
 
 import json
+import pathlib
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _npu_containers as containers
 
@@ -76,3 +77,26 @@ def test_no_containers_no_docker_call(tmp_path):
     docker = FakeDocker({})
     owners, warnings = containers.pid_owners([5], docker, proc_root=str(tmp_path))
     assert owners == {5: None} and docker.calls == [] and warnings == []
+
+
+# docker inspect of qwen and chat, captured on a sim host after their deploy.
+INSPECTED = json.loads((pathlib.Path(__file__).parent / "fixtures" / "vllm_noop" / "inspect-two-projects.json").read_text())
+CID_QWEN = "d73bd7ec9f8139bd12583ba284018ac033fd9716781da9733433a26011156de4"
+CID_CHAT = "3630ae2c6ac6e79d91d06483af02fa79118a30c11edd3472c621c11e0f9ce21b"
+
+
+def test_pid_owners_take_the_labels_of_containers_already_inspected(tmp_path):
+    make_proc(tmp_path, 10, "0::/system.slice/docker-%s.scope\n" % CID_QWEN)
+    make_proc(tmp_path, 11, "0::/docker/%s\n" % CID_CHAT)
+    make_proc(tmp_path, 12, "0::/docker/%s\n" % CID_B)
+    docker = FakeDocker({CID_B: {"com.docker.compose.project": "other"}})
+    owners, warnings = containers.pid_owners([10, 11], docker, proc_root=str(tmp_path), inspected=INSPECTED)
+    assert owners == {10: "qwen", 11: "chat"} and warnings == [] and docker.calls == []
+    # The same answer as one docker inspect of both (their labels as captured).
+    alone = FakeDocker(dict((c["Id"], c["Config"]["Labels"]) for c in INSPECTED))
+    assert containers.pid_owners([10, 11], alone, proc_root=str(tmp_path))[0] == owners
+    # A container not inspected before is asked, alone.
+    owners, warnings = containers.pid_owners([10, 12], docker, proc_root=str(tmp_path), docker="/x/docker",
+                                             inspected=INSPECTED)
+    assert owners == {10: "qwen", 12: "other"} and warnings == []
+    assert [argv[6:] for argv in docker.calls] == [[CID_B]]

@@ -275,6 +275,35 @@ def test_port_holders_name_the_container(proc):
     assert len(calls) == 1 and calls[0][-2:] == [CID_OWN, CID_OLD]
 
 
+# docker inspect of qwen and chat, captured on a sim host after their deploy (what vllm_host_info
+# read first in the same execution).
+INSPECTED = json.loads((pathlib.Path(__file__).parent / "fixtures" / "vllm_noop" / "inspect-two-projects.json").read_text())
+CID_QWEN = "d73bd7ec9f8139bd12583ba284018ac033fd9716781da9733433a26011156de4"
+
+
+def test_port_holders_take_the_containers_already_inspected(proc):
+    # The container holding the port is one the caller inspected: its name and project come from
+    # there, no second docker inspect; a container it did not inspect is still asked (and only it).
+    (proc / "100" / "cgroup").write_text("0::/system.slice/docker-%s.scope\n" % CID_QWEN)
+    calls = []
+
+    def run(argv):
+        calls.append(argv)
+        return 1, "", "Error: No such object: %s\n" % CID_OLD
+
+    holders = port_holders([8000, 8002], run, str(proc), inspected=INSPECTED)
+    assert holders[8000] == [{"pid": 100, "command": "vllm serve /root/.cache/modelscope/hub/models/Qwen/Qwen3-8B",
+                              "container_id": CID_QWEN, "container_name": "qwen-vllm-ascend-1", "project": "qwen"}]
+    assert calls == []
+    # The same answer as the one docker inspect the holders needed before (docker's own --format line).
+    alone = port_holders([8000, 8002], lambda argv: (0, "%s /qwen-vllm-ascend-1 qwen\n" % CID_QWEN, ""), str(proc))
+    assert alone == holders
+    (proc / "200" / "cgroup").write_text("0::/docker/%s\n" % CID_OLD)
+    holders = port_holders([8000, 8002], run, str(proc), inspected=INSPECTED)
+    assert [argv[-1:] for argv in calls] == [[CID_OLD]]
+    assert holders[8000][0]["project"] == "qwen" and holders[8002][0]["container_id"] is None
+
+
 def test_port_holder_in_a_cgroup_docker_does_not_know_is_a_plain_process(proc):
     (proc / "200" / "cgroup").write_text("0::/docker/%s\n" % CID_OLD)
     holders = port_holders([8002], lambda argv: (1, "", "Error: No such object: %s\n" % CID_OLD), str(proc))

@@ -58,6 +58,41 @@ def test_one_read_answers_what_the_two_readers_answer(run_module, tmp_path, monk
         "sha256:9c216db4e9b4692f449299fa18904851495fa3c9c82f3c249411520d626402db")
 
 
+def test_one_read_runs_npu_smi_and_the_image_read_once(run_module, tmp_path, monkeypatch):
+    # The chips (npu_verify) and the cards npu_assign would give (the plan) come from one npu-smi
+    # info; the image's ID (npu_verify's image, the plan's image_id) from one docker image inspect;
+    # the containers from one docker ps and one docker inspect. The answers are those of the readers alone.
+    stage(tmp_path / "cache")
+    host_args = _host(tmp_path, monkeypatch)
+    args, _cache = _combined(tmp_path, host_args, docker=True, docker_executable=host_args["docker_executable"], image=IMAGE)
+    npu_log, docker_log = tmp_path / "npu-smi.log", tmp_path / "docker.log"
+    monkeypatch.setenv("FAKE_NPU_SMI_LOG", str(npu_log))
+    monkeypatch.setenv("FAKE_DOCKER_LOG", str(docker_log))
+    failed, combined = run_module(npu_host_facts.main, args)
+    assert not failed, combined.get("msg")
+    assert npu_log.read_text().splitlines() == ["info LC_ALL=C"]
+    calls = docker_log.read_text().splitlines()
+    assert [c for c in calls if c.startswith("image inspect")] == ["image inspect --format {{.Id}} " + IMAGE]
+    assert len([c for c in calls if c.startswith(("ps ", "inspect "))]) == 2
+    qwen = combined["vllm_host"]["deployments"]["qwen"]
+    assert combined["image"]["id"] == qwen["image_id"] == (
+        "sha256:9c216db4e9b4692f449299fa18904851495fa3c9c82f3c249411520d626402db")
+    assert combined["npu"]["family"] == "910B" and qwen["cards"] == [4, 5]
+    monkeypatch.delenv("FAKE_NPU_SMI_LOG")
+    failed, alone = run_module(vllm_host_info.main, host_args)
+    assert not failed
+    assert combined["vllm_host"] == dict(_result(alone), planned=PLANNED, exclude=[])
+    # Another npu-smi for the plan than for the chips: each is run (the output of one is not the other's).
+    other = tmp_path / "other-npu-smi"
+    other.symlink_to(FAKE_NPU_SMI)
+    args["vllm_host"]["npu_smi_executable"] = str(other)
+    npu_log.unlink()
+    monkeypatch.setenv("FAKE_NPU_SMI_LOG", str(npu_log))
+    failed, again = run_module(npu_host_facts.main, args)
+    assert not failed and npu_log.read_text().splitlines() == ["info LC_ALL=C"] * 2
+    assert again["vllm_host"]["deployments"]["qwen"]["cards"] == [4, 5]
+
+
 def test_the_unhealthy_chips_are_excluded_as_the_role_excludes_them(run_module, tmp_path, monkeypatch):
     # The 910A sample (chips 3 and 7 Warning): no plan for 910A -> nothing read of the host;
     # with one, chips 3 and 7 are excluded as vllm_compose excludes ascendfleet_npu.unhealthy_device_ids.
