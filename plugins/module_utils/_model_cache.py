@@ -17,6 +17,7 @@ import re
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils._facts import (
     ModelCacheError, build_marker, dumps_manifest, model_completeness, parse_manifest,
@@ -37,6 +38,10 @@ def file_signature(path):
     except OSError:
         return None
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+# Files HashAhead.observed reads at once when a transfer leaves several unhashed (at most the cores).
+HASH_THREADS = 4
 
 
 class HashAhead:
@@ -60,6 +65,7 @@ class HashAhead:
         self.poll = poll
         self.hashes = {}  # path -> (signature the bytes were read under, sha256)
         self.bytes_read = 0
+        self._counting = threading.Lock()
         self._stop = threading.Event()
         self._thread = None
 
@@ -105,29 +111,39 @@ class HashAhead:
             return None
 
     def _count(self, length):
-        self.bytes_read += length
+        with self._counting:
+            self.bytes_read += length
 
     def observed(self):
         """{path: (size or None, sha256 or None)} of every file now, as ``verify_entries`` reads
         them: a kept hash whose file is unchanged, else the file read now (when its size is the
-        manifest's; a file of another size is not read). Call it with the background stopped."""
-        out = {}
+        manifest's; a file of another size is not read). Call it with the background stopped.
+        The files read now are read by up to :data:`HASH_THREADS` threads at once, at most one per
+        core (hashlib lets go of the GIL while it hashes): shards that landed together at the end
+        of a transfer (the CLI's workers finish together) are not hashed one after the other."""
+        out, todo = {}, []
         for path, size in self.sizes.items():
             full = os.path.join(self.dir, path)
             sig = file_signature(full)
+            kept = self.hashes.get(path)
             if sig is None:
                 out[path] = (None, None)
-                continue
-            kept = self.hashes.get(path)
-            if kept is not None and kept[0] == sig:
+            elif kept is not None and kept[0] == sig:
                 out[path] = (sig[2], kept[1])
             elif sig[2] == size:
-                digest = self._sha256(full)
-                if digest is not None and file_signature(full) == sig:
-                    self.hashes[path] = (sig, digest)
-                out[path] = (sig[2], digest)
+                todo.append((path, full, sig))
             else:
                 out[path] = (sig[2], None)
+        threads = max(1, min(HASH_THREADS, os.cpu_count() or 1, len(todo)))
+        if threads == 1:
+            digests = [self._sha256(full) for _path, full, _sig in todo]
+        else:
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                digests = list(pool.map(lambda item: self._sha256(item[1]), todo))
+        for (path, full, sig), digest in zip(todo, digests):
+            if digest is not None and file_signature(full) == sig:
+                self.hashes[path] = (sig, digest)
+            out[path] = (sig[2], digest)
         return out
 
 

@@ -270,7 +270,19 @@ def test_rsync_copy_verifies_against_the_source_manifest(hub, cli, tmp_path, mon
     assert [v.bytes_read for v in verifiers] == [sum(f["size"] for f in expected(hub, "v1.0").values())]
     assert mc.fetch(copy_params, "peer", env())["changed"] is False
 
-    # A corrupt source file never becomes a complete copy.
+    # A corrupt source file never becomes a complete copy. What rsync itself said of the copy: its
+    # whole-file transfer checksum only proves the peer got the bytes the seed's disk gave it, so
+    # rsync accepts the corrupt shard (exit 0) - the peer's own sha256 against the seed's manifest
+    # is what refuses it (docs/architecture.md).
+    rsync_exits = []
+    real_transfer = mc._transfer
+
+    def recorded_transfer(*args, **kwargs):
+        out = real_transfer(*args, **kwargs)
+        rsync_exits.append(out[0])
+        return out
+
+    monkeypatch.setattr(mc, "_transfer", recorded_transfer)
     shard = pathlib.Path(seed["model_dir"], SHARD2)
     data = bytearray(shard.read_bytes())
     data[100] ^= 0xFF
@@ -279,7 +291,12 @@ def test_rsync_copy_verifies_against_the_source_manifest(hub, cli, tmp_path, mon
     with pytest.raises(ms.ModelPrefetchError) as err:
         mc.fetch(other, "peer2", env())
     assert "failed after 1 attempt(s): verification failed: %s (sha256 " % SHARD2 in str(err.value)
-    assert not os.path.exists(os.path.join(ms.model_dir(str(tmp_path / "peer2"), MODEL), ".ascendfleet", "complete"))
+    peer2 = ms.model_dir(str(tmp_path / "peer2"), MODEL)
+    assert not os.path.exists(os.path.join(peer2, ".ascendfleet", "complete"))
+    assert rsync_exits == [0], rsync_exits
+    # The shard that did not verify is not kept (the next run copies it again); the others are.
+    assert not os.path.exists(os.path.join(peer2, SHARD2))
+    assert os.path.exists(os.path.join(peer2, "config.json"))
 
     wrong_rev = dict(copy_params, revision="v0.9", cache_dir=str(tmp_path / "peer3"))
     with pytest.raises(ms.ModelPrefetchError, match="holds Qwen/Qwen3.5-27B@v1.0, not Qwen/Qwen3.5-27B@v0.9"):

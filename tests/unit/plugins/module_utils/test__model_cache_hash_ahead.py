@@ -4,6 +4,7 @@ vouched for by an earlier read. Expected sha256 values come from hashlib on the 
 
 import hashlib
 import os
+import threading
 import time
 
 from ansible_collections.ascendfleet.llm.plugins.module_utils import _facts as facts
@@ -116,3 +117,33 @@ def test_stop_abandons_a_read_under_way(tmp_path):
     ahead.stop()
     assert ahead._thread is None  # pylint: disable=protected-access
     assert ahead.observed() == {"big.safetensors": (len(data), files[0]["sha256"])}
+
+
+def test_shards_that_land_together_at_the_end_are_hashed_by_several_threads(tmp_path, monkeypatch):
+    # Four shards renamed into place as the transfer ends (the CLI's workers finish together): the
+    # verification reads them at once, each once, and a corrupt one is still named.
+    shards = [bytes([n]) * (2 << 20) + b"shard%d" % n for n in range(4)]
+    files = [entry("model-%05d-of-00004.safetensors" % (n + 1), data) for n, data in enumerate(shards)]
+    for item, data in zip(files, shards):
+        land(tmp_path, item["path"], data)
+    with open(os.path.join(str(tmp_path), files[2]["path"]), "r+b") as handle:
+        handle.seek(7)
+        handle.write(b"\xff")
+    threads = set()
+    real = facts.sha256_file
+
+    def recorded(path, *args, **kwargs):
+        threads.add(threading.get_ident())
+        time.sleep(0.2)  # long enough that one thread could not have taken every file
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(mc, "sha256_file", recorded)
+    monkeypatch.setattr(mc.os, "cpu_count", lambda: 4)
+    ahead = mc.HashAhead(str(tmp_path), files, clock=later())
+    observed = ahead.observed()
+    assert len(threads) > 1
+    assert ahead.bytes_read == sum(len(data) for data in shards)
+    bad = facts.verify_entries(files, observed)
+    assert [path for path, _reason in bad] == [files[2]["path"]]
+    assert {path: digest for path, (_size, digest) in observed.items() if path != files[2]["path"]} == {
+        item["path"]: item["sha256"] for item in files if item is not files[2]}
